@@ -1,0 +1,128 @@
+//! Backends compute one side of a cell: a feature's per-frame scores on a
+//! fixture. Each records the identity of the device that computed it.
+
+pub mod cpu;
+pub mod golden;
+pub mod gpu;
+mod gpu_backend;
+
+pub use gpu_backend::GpuBackend;
+
+use crate::config::gate::BackendKind;
+use crate::config::{ResolvedBackend, ResolvedFeature, ResolvedFixture};
+use crate::fixture::{FixtureError, LoadedFixture};
+use crate::scores::Scores;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+
+/// What kind of thing computed a side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    Cpu,
+    Gpu,
+    /// Scores read from a recording, computed elsewhere.
+    Recorded,
+    /// An external command; its identity is declared in the gate.
+    External,
+}
+
+/// The identity of the device that computed a side (Research-0041 arch_id).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct DeviceInfo {
+    /// The backend name in the gate (`cpu`, `vulkan`, ...).
+    pub backend: String,
+    pub kind: DeviceKind,
+    /// `vulkan:{vendorID:#06x}:{deviceID:#06x}`, `cuda:{major}.{minor}`,
+    /// `opencl:{vendor_id:#06x}:{driver_version}`, `cpu:{arch}`, ...
+    pub arch_id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver_version: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// `discrete-gpu`, `integrated-gpu`, `cpu` (a software rasterizer), ...
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device_type: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pci_bus_id: Option<String>,
+}
+
+/// One side to compute.
+pub struct SideRequest<'a> {
+    pub feature: &'a ResolvedFeature,
+    pub fixture: &'a ResolvedFixture,
+    /// The fixture's frames, read on first use and shared by every side.
+    pub frames: &'a (dyn Fn() -> Result<Arc<LoadedFixture>, FixtureError> + Sync),
+    /// Called after each frame is scored (progress).
+    pub on_frame: &'a (dyn Fn() + Sync),
+}
+
+/// A computed side.
+#[derive(Debug, Clone)]
+pub struct SideOutput {
+    pub scores: Scores,
+    pub frames: usize,
+    /// The device that actually computed it.
+    pub device: DeviceInfo,
+    /// Kernels that completed on the device (GPU backends only): the proof
+    /// that the side ran where it says.
+    pub dispatches: Option<u64>,
+}
+
+pub trait Backend: Send + Sync {
+    fn kind(&self) -> BackendKind;
+
+    /// The device this backend was opened on.
+    fn device(&self) -> &DeviceInfo;
+
+    /// `Err(reason)` when this backend cannot compute `feature` at all
+    /// (no kernel for it yet, no recording, ...).
+    fn supports(&self, feature: &ResolvedFeature) -> Result<(), String>;
+
+    fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String>;
+}
+
+/// Options that pick devices, from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    /// Overrides every vulkan backend's `device`.
+    pub vulkan_device: Option<crate::config::gate::DeviceSelector>,
+}
+
+/// Opens a backend; `Err(reason)` when it cannot run on this build or
+/// machine (the cells then ERROR or SKIP with that reason).
+pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Backend>, String> {
+    match decl.kind {
+        BackendKind::Cpu => Ok(Arc::new(cpu::CpuBackend::new(&decl.name))),
+        BackendKind::Golden => Ok(Arc::new(golden::GoldenBackend::new(&decl.name))),
+        BackendKind::Vulkan | BackendKind::Cuda | BackendKind::Opencl | BackendKind::External => {
+            Err(format!(
+                "this build of ulpgate has no {} backend",
+                decl.kind.as_str()
+            ))
+        }
+    }
+}
+
+/// The devices each backend kind can see on this machine, for `devices`.
+pub fn enumerate() -> Vec<(BackendKind, Result<Vec<DeviceInfo>, String>)> {
+    vec![
+        (BackendKind::Cpu, Ok(vec![cpu::device_info("cpu")])),
+        (
+            BackendKind::Vulkan,
+            Err("this build of ulpgate has no vulkan backend".into()),
+        ),
+        (
+            BackendKind::Cuda,
+            Err("this build of ulpgate has no cuda backend".into()),
+        ),
+        (
+            BackendKind::Opencl,
+            Err("this build of ulpgate has no opencl backend".into()),
+        ),
+    ]
+}

@@ -1,0 +1,85 @@
+//! The command line: one module per subcommand.
+
+mod devices;
+mod render;
+mod run;
+mod schema;
+mod score;
+mod validate;
+
+use crate::config::Diagnostics;
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Proves GPU backends compute the same VMAF features as the CPU reference.
+///
+/// Exit status: 0 every cell OK, 1 a cell FAILed, 2 a cell ERRORed or the
+/// configuration or command line is invalid.
+#[derive(Parser)]
+#[command(name = "ulpgate", version, about, long_about = None, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run gates: compute every cell and print the verdict.
+    Run(run::Args),
+    /// Check gates, the feature registry and calibration tables.
+    Validate(validate::Args),
+    /// Write (or check) the JSON Schemas of every file format.
+    Schema(schema::Args),
+    /// List the devices of every backend this build knows.
+    Devices(devices::Args),
+    /// Re-render a saved JSON report as Markdown.
+    Render(render::Args),
+    /// Print one backend's per-frame scores in libvmaf's JSON shape.
+    Score(score::Args),
+}
+
+/// What a subcommand failed with.
+pub enum Failure {
+    /// Invalid configuration: located diagnostics.
+    Config(Diagnostics),
+    /// Anything else that stops a command before it has a verdict.
+    Other(anyhow::Error),
+}
+
+impl From<Diagnostics> for Failure {
+    fn from(d: Diagnostics) -> Self {
+        Failure::Config(d)
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Other(e)
+    }
+}
+
+/// A subcommand's result: its exit code, or why it could not run (exit 2).
+pub type Outcome = Result<u8, Failure>;
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run::run(args),
+        Command::Validate(args) => validate::run(args),
+        Command::Schema(args) => schema::run(args),
+        Command::Devices(args) => devices::run(args),
+        Command::Render(args) => render::run(args),
+        Command::Score(args) => score::run(args),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(Failure::Config(d)) => {
+            d.print();
+            ExitCode::from(2)
+        }
+        Err(Failure::Other(e)) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

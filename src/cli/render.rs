@@ -1,0 +1,48 @@
+use super::Outcome;
+use crate::report::model::Report;
+use crate::report::render;
+use crate::report::write::Staged;
+use anyhow::Context;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A JSON report written by `ulpgate run --json-out`.
+    report: PathBuf,
+    /// A minijinja template (default: the PR comment).
+    #[arg(long, value_name = "FILE")]
+    template: Option<PathBuf>,
+    /// Use a builtin template: pr-comment or step-summary.
+    #[arg(long, value_name = "NAME", conflicts_with = "template", value_parser = ["pr-comment", "step-summary"])]
+    builtin: Option<String>,
+    /// Write here instead of standard output.
+    #[arg(long, short, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Outcome {
+    let text = std::fs::read_to_string(&args.report)
+        .with_context(|| format!("cannot read {}", args.report.display()))?;
+    let report: Report = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a ulpgate report (schema_version 1)",
+            args.report.display()
+        )
+    })?;
+    let template = match (&args.template, args.builtin.as_deref()) {
+        (Some(p), _) => std::fs::read_to_string(p)
+            .with_context(|| format!("cannot read template {}", p.display()))?,
+        (None, Some("step-summary")) => render::STEP_SUMMARY.to_string(),
+        _ => render::PR_COMMENT.to_string(),
+    };
+    let md = render::render(&report, &template)?;
+    match &args.out {
+        Some(path) => {
+            let mut staged = Staged::new();
+            staged.add(path, md.as_bytes())?;
+            staged.commit()?;
+        }
+        None => print!("{md}"),
+    }
+    Ok(0)
+}

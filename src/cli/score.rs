@@ -1,0 +1,187 @@
+use super::Outcome;
+use crate::backend::{self, OpenOptions, SideRequest};
+use crate::config::ResolvedBackend;
+use crate::config::ResolvedFeature;
+use crate::config::ResolvedFixture;
+use crate::config::gate::{BackendKind, DeviceSelector};
+use crate::config::suggest::nearest;
+use crate::features::{self, Options};
+use crate::fixture::{Chroma, FrameSource, Geometry, LoadedFixture};
+use crate::report::write::Staged;
+use crate::scores::to_libvmaf_json;
+use anyhow::{Context, anyhow};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// cpu, vulkan, cuda, opencl or golden.
+    #[arg(long)]
+    backend: String,
+    /// A feature by its libvmaf name (psnr, float_psnr, ...).
+    #[arg(long)]
+    feature: String,
+    /// Extractor option, `name=value` (repeatable): `--option enable_chroma=false`.
+    #[arg(long = "option", value_name = "NAME=VALUE")]
+    options: Vec<String>,
+    /// Reference video: raw .yuv (give the geometry) or .y4m.
+    #[arg(long)]
+    reference: PathBuf,
+    #[arg(long)]
+    distorted: PathBuf,
+    #[arg(long)]
+    width: Option<u32>,
+    #[arg(long)]
+    height: Option<u32>,
+    #[arg(long, default_value_t = 8)]
+    bit_depth: u8,
+    /// 420, 422, 444 or 400.
+    #[arg(long, default_value = "420")]
+    chroma: String,
+    /// Folder of recorded scores (`--backend golden`).
+    #[arg(long, value_name = "DIR")]
+    golden: Option<PathBuf>,
+    /// Vulkan device: an index or a name substring.
+    #[arg(long, value_name = "INDEX|NAME")]
+    vulkan_device: Option<String>,
+    /// Write the JSON here instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    json_out: Option<PathBuf>,
+}
+
+fn source(path: PathBuf, geometry: Option<Geometry>) -> anyhow::Result<FrameSource> {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
+    {
+        return Ok(FrameSource::Y4m { path });
+    }
+    let geometry = geometry
+        .ok_or_else(|| anyhow!("{}: raw YUV needs --width and --height", path.display()))?;
+    Ok(FrameSource::Raw { path, geometry })
+}
+
+fn parse_options(given: &[String]) -> anyhow::Result<Options> {
+    let mut options = Options::new();
+    for o in given {
+        let (k, v) = o
+            .split_once('=')
+            .ok_or_else(|| anyhow!("--option {o}: expected NAME=VALUE"))?;
+        let value =
+            serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+        options.insert(k.to_string(), value);
+    }
+    Ok(options)
+}
+
+pub fn run(args: Args) -> Outcome {
+    let kind = BackendKind::from_name(&args.backend).ok_or_else(|| {
+        let names = BackendKind::BUILTIN.map(BackendKind::as_str);
+        match nearest(&args.backend, names) {
+            Some(s) => anyhow!("unknown backend `{}` (did you mean `{s}`?)", args.backend),
+            None => anyhow!(
+                "unknown backend `{}`; expected one of: {}",
+                args.backend,
+                names.join(", ")
+            ),
+        }
+    })?;
+    let imp = features::find(&args.feature).ok_or_else(|| {
+        let names: Vec<&str> = features::implementations().map(|f| f.name).collect();
+        match nearest(&args.feature, names.iter().copied()) {
+            Some(s) => anyhow!("unknown feature `{}` (did you mean `{s}`?)", args.feature),
+            None => anyhow!(
+                "unknown feature `{}`; this build implements: {}",
+                args.feature,
+                names.join(", ")
+            ),
+        }
+    })?;
+    let options = parse_options(&args.options)?;
+    let metrics = (imp.metrics)(&options)?;
+    let chroma: Chroma = serde_json::from_value(serde_json::Value::String(args.chroma.clone()))
+        .map_err(|_| anyhow!("--chroma {}: expected 420, 422, 444 or 400", args.chroma))?;
+    let geometry = match (args.width, args.height) {
+        (Some(width), Some(height)) => {
+            let g = Geometry {
+                width,
+                height,
+                bit_depth: args.bit_depth,
+                chroma,
+            };
+            g.validate().map_err(|e| anyhow!(e))?;
+            Some(g)
+        }
+        (None, None) => None,
+        _ => return Err(anyhow!("give both --width and --height").into()),
+    };
+    let fixture = ResolvedFixture {
+        name: "score".into(),
+        reference: source(args.reference, geometry)?,
+        distorted: source(args.distorted, geometry)?,
+        golden: args.golden,
+        expected_frames: None,
+    };
+    let feature = ResolvedFeature {
+        name: imp.name.into(),
+        metrics,
+        tolerance: 0.0,
+        adr: String::new(),
+        precision: Default::default(),
+        options,
+        golden_file: imp.name.into(),
+    };
+    let decl = ResolvedBackend {
+        name: args.backend.clone(),
+        kind,
+        required: true,
+        device: None,
+        command: None,
+    };
+    let open = OpenOptions {
+        vulkan_device: args.vulkan_device.map(|s| {
+            s.parse()
+                .map(DeviceSelector::Index)
+                .unwrap_or(DeviceSelector::Name(s))
+        }),
+    };
+    let backend =
+        backend::open(&decl, &open).map_err(|r| anyhow!("{} unavailable: {r}", args.backend))?;
+    backend
+        .supports(&feature)
+        .map_err(|r| anyhow!("{}: {r}", args.backend))?;
+    let slot: OnceLock<Result<Arc<LoadedFixture>, crate::fixture::FixtureError>> = OnceLock::new();
+    let load = || {
+        slot.get_or_init(|| {
+            LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(Arc::new)
+        })
+        .clone()
+    };
+    let request = SideRequest {
+        feature: &feature,
+        fixture: &fixture,
+        frames: &load,
+        on_frame: &|| {},
+    };
+    let out = backend.compute(&request).map_err(|e| anyhow!("{e}"))?;
+    let mut scores = out.scores;
+    scores.retain(&feature.metrics);
+    let mut extra = serde_json::Map::new();
+    extra.insert("feature".into(), serde_json::json!(feature.name));
+    extra.insert(
+        "device".into(),
+        serde_json::to_value(&out.device).context("device serializes")?,
+    );
+    let text = serde_json::to_string_pretty(&to_libvmaf_json(&scores, out.frames, extra))
+        .expect("serializes")
+        + "\n";
+    match &args.json_out {
+        Some(path) => {
+            let mut staged = Staged::new();
+            staged.add(path, text.as_bytes())?;
+            staged.commit()?;
+        }
+        None => print!("{text}"),
+    }
+    Ok(0)
+}

@@ -1,0 +1,146 @@
+use super::Outcome;
+use crate::config::gate::GateFile;
+use crate::config::load::load_yaml;
+use crate::config::resolve::{load_calibration, load_registry};
+use crate::config::{Diagnostic, Diagnostics, load_gate};
+use crate::fixture::FrameSource;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Files or folders to check (default: gates/ and calibration/).
+    #[arg(value_name = "PATHS")]
+    paths: Vec<PathBuf>,
+}
+
+/// What a YAML file is, from its top-level keys.
+enum Kind {
+    Gate,
+    Registry,
+    Calibration,
+}
+
+fn kind_of(path: &Path) -> Result<Kind, Box<Diagnostic>> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| Box::new(Diagnostic::file(path, format!("cannot read: {e}"))))?;
+    let doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap_or(serde_yaml::Value::Null);
+    let has = |k: &str| doc.get(k).is_some();
+    Ok(if has("rows") {
+        Kind::Calibration
+    } else if has("pairs") || has("fixtures") || has("backends") {
+        Kind::Gate
+    } else if has("features") && doc.get("features").is_some_and(|f| f.is_mapping()) {
+        Kind::Registry
+    } else {
+        Kind::Gate
+    })
+}
+
+fn yaml_files(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for p in paths {
+        if p.is_dir() {
+            let mut entries: Vec<PathBuf> = std::fs::read_dir(p)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .map(|e| e.path())
+                .filter(|f| f.extension().is_some_and(|e| e == "yaml" || e == "yml"))
+                .collect();
+            entries.sort();
+            out.extend(entries);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    out
+}
+
+pub fn run(args: Args) -> Outcome {
+    let paths = if args.paths.is_empty() {
+        vec![PathBuf::from("gates"), PathBuf::from("calibration")]
+    } else {
+        args.paths
+    };
+    let mut diags = Diagnostics::default();
+    for path in yaml_files(&paths) {
+        let kind = match kind_of(&path) {
+            Ok(k) => k,
+            Err(d) => {
+                diags.push(*d);
+                continue;
+            }
+        };
+        match kind {
+            Kind::Registry => match load_registry(&path) {
+                Ok(r) => println!(
+                    "ok: {} (feature registry: {} features)",
+                    path.display(),
+                    r.value.features.len()
+                ),
+                Err(d) => diags.extend(d),
+            },
+            Kind::Calibration => match load_calibration(&path, None) {
+                Ok(t) => println!(
+                    "ok: {} (calibration table: {} rows)",
+                    path.display(),
+                    t.value.rows.len()
+                ),
+                Err(d) => diags.extend(d),
+            },
+            Kind::Gate => match load_gate(&path) {
+                Ok(g) => {
+                    let cells: usize = g
+                        .pairs
+                        .iter()
+                        .map(|p| p.features.len() * p.fixtures.len())
+                        .sum();
+                    println!(
+                        "ok: {} (gate `{}`: {} features, {} pairs, {} fixtures, {cells} cells)",
+                        path.display(),
+                        g.name,
+                        g.features.len(),
+                        g.pairs.len(),
+                        g.fixtures.len()
+                    );
+                    for f in &g.fixtures {
+                        for src in [&f.reference, &f.distorted] {
+                            if let FrameSource::Raw { path: p, .. } | FrameSource::Y4m { path: p } =
+                                src
+                                && !p.exists()
+                            {
+                                eprintln!(
+                                    "warning: {}: fixture `{}`: {} does not exist",
+                                    path.display(),
+                                    f.name,
+                                    p.display()
+                                );
+                            }
+                        }
+                    }
+                }
+                Err(d) => {
+                    // Check the gate's own schema first so its errors come first.
+                    if let Err(own) = load_yaml::<GateFile>(&path) {
+                        diags.extend(own);
+                    } else {
+                        diags.extend(d);
+                    }
+                }
+            },
+        }
+    }
+    // A file shared by several gates (the registry, say) reports once.
+    let mut unique = Diagnostics::default();
+    for d in diags.0 {
+        if !unique.0.contains(&d) {
+            unique.push(d);
+        }
+    }
+    let diags = unique;
+    if diags.is_empty() {
+        Ok(0)
+    } else {
+        Err(diags.into())
+    }
+}

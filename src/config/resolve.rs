@@ -1,0 +1,573 @@
+//! Cross-file checks and resolution: a gate's feature names against the
+//! registry, its pairs against its backends and fixtures, calibration rows
+//! against the registry, paths against the gate's folder.
+
+use super::calibration::{CalibrationTable, check_pattern};
+use super::diag::{Diagnostic, Diagnostics};
+use super::features::{FP16_TOLERANCE, FeatureRegistry, FeatureSpec, Precision};
+use super::gate::{
+    BackendDecl, BackendKind, DeviceSelector, ExternalCommand, FeatureChoice, FeatureSelection,
+    GateFile, PairTolerance,
+};
+use super::load::{Loaded, load_yaml};
+use super::spans::escape;
+use super::suggest::nearest;
+use crate::features::Options;
+use crate::fixture::{FrameSource, Geometry};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A feature as a gate runs it: registry definition plus gate overrides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedFeature {
+    pub name: String,
+    pub metrics: Vec<String>,
+    pub tolerance: f64,
+    pub adr: String,
+    pub precision: Precision,
+    pub options: Options,
+    /// Stem of the recorded-scores file (`golden` backend).
+    pub golden_file: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResolvedBackend {
+    pub name: String,
+    pub kind: BackendKind,
+    pub required: bool,
+    pub device: Option<DeviceSelector>,
+    pub command: Option<ExternalCommand>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResolvedPair {
+    pub a: String,
+    pub b: String,
+    pub features: Vec<String>,
+    pub fixtures: Vec<String>,
+    pub tolerance: Option<PairTolerance>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedFixture {
+    pub name: String,
+    pub reference: FrameSource,
+    pub distorted: FrameSource,
+    /// Folder of recorded scores for the `golden` backend.
+    pub golden: Option<PathBuf>,
+    pub expected_frames: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResolvedGate {
+    pub name: String,
+    pub file: PathBuf,
+    pub registry_file: PathBuf,
+    pub features: Vec<ResolvedFeature>,
+    pub backends: BTreeMap<String, ResolvedBackend>,
+    pub pairs: Vec<ResolvedPair>,
+    pub fixtures: Vec<ResolvedFixture>,
+    pub calibration: Option<(PathBuf, CalibrationTable)>,
+}
+
+/// Loads and checks the feature registry.
+pub fn load_registry(path: &Path) -> Result<Loaded<FeatureRegistry>, Diagnostics> {
+    let reg = load_yaml::<FeatureRegistry>(path)?;
+    let mut diags = Diagnostics::default();
+    for (name, spec) in &reg.value.features {
+        let base = format!("/features/{}", escape(name));
+        let mut seen = BTreeSet::new();
+        let all = spec
+            .metrics
+            .iter()
+            .chain(spec.options.values().flat_map(|o| &o.adds_metrics));
+        for (i, metric) in all.enumerate() {
+            if !seen.insert(metric) {
+                diags.push(reg.diag(
+                    &format!("{base}/metrics/{i}"),
+                    format!("metric `{metric}` is listed twice"),
+                ));
+            }
+        }
+    }
+    diags.into_result()?;
+    Ok(reg)
+}
+
+/// Loads and checks a calibration table; feature names are checked when
+/// the registry is known.
+pub fn load_calibration(
+    path: &Path,
+    registry: Option<&FeatureRegistry>,
+) -> Result<Loaded<CalibrationTable>, Diagnostics> {
+    let table = load_yaml::<CalibrationTable>(path)?;
+    let mut diags = Diagnostics::default();
+    let mut seen = BTreeMap::new();
+    for (i, row) in table.value.rows.iter().enumerate() {
+        let ptr = format!("/rows/{i}");
+        if let Err(e) = check_pattern(&row.arch_id) {
+            diags.push(
+                table
+                    .diag(&format!("{ptr}/arch_id"), e)
+                    .expected("an arch_id, or one ending in `*`"),
+            );
+        }
+        if let Some(first) = seen.insert(row.arch_id.clone(), i) {
+            diags.push(table.diag(
+                &format!("{ptr}/arch_id"),
+                format!("`{}` is also rows[{first}]", row.arch_id),
+            ));
+        }
+        for (feature, tol) in &row.features {
+            let fptr = format!("{ptr}/features/{}", escape(feature));
+            if let Some(reg) = registry
+                && !reg.features.contains_key(feature)
+            {
+                diags.push(unknown_feature(&table.key_diag(&fptr, ""), feature, reg));
+            }
+            if tol.is_nan() || *tol <= 0.0 {
+                diags.push(
+                    table
+                        .diag(&fptr, format!("tolerance {tol} is not positive"))
+                        .expected("a number > 0"),
+                );
+            }
+        }
+    }
+    diags.into_result()?;
+    Ok(table)
+}
+
+fn unknown_feature(at: &Diagnostic, name: &str, registry: &FeatureRegistry) -> Diagnostic {
+    let mut d = at.clone();
+    d.message = format!("unknown feature `{name}`");
+    d.expected(format!(
+        "a feature of the registry ({} features)",
+        registry.features.len()
+    ))
+    .suggest(nearest(name, registry.features.keys().map(String::as_str)))
+}
+
+/// Loads a gate, its registry and its calibration table, and resolves them.
+pub fn load_gate(path: &Path) -> Result<ResolvedGate, Diagnostics> {
+    let gate = load_yaml::<GateFile>(path)?;
+    let registry_file = gate.resolve_path(&gate.value.registry);
+    let registry = load_registry(&registry_file).map_err(|mut d| {
+        if d.0
+            .iter()
+            .all(|d| d.file == registry_file && d.line.is_none())
+        {
+            d.push(gate.diag(
+                "/registry",
+                format!(
+                    "cannot load the feature registry {}",
+                    registry_file.display()
+                ),
+            ));
+        }
+        d
+    })?;
+    let calibration = match &gate.value.calibration {
+        Some(rel) => {
+            let p = gate.resolve_path(rel);
+            let t = load_calibration(&p, Some(&registry.value))?;
+            Some((p, t.value))
+        }
+        None => None,
+    };
+    let mut diags = Diagnostics::default();
+    let features = resolve_features(&gate, &registry.value, &mut diags);
+    let backends = resolve_backends(&gate, &mut diags);
+    let fixtures = resolve_fixtures(&gate, &mut diags);
+    let pairs = resolve_pairs(&gate, &features, &backends, &fixtures, &mut diags);
+    diags.into_result()?;
+    Ok(ResolvedGate {
+        name: gate.value.name.clone(),
+        file: gate.path.clone(),
+        registry_file,
+        features,
+        backends,
+        pairs,
+        fixtures,
+        calibration,
+    })
+}
+
+fn resolve_features(
+    gate: &Loaded<GateFile>,
+    registry: &FeatureRegistry,
+    diags: &mut Diagnostics,
+) -> Vec<ResolvedFeature> {
+    let choices: Vec<FeatureChoice> = match &gate.value.features {
+        FeatureSelection::All(_) => registry
+            .features
+            .keys()
+            .cloned()
+            .map(FeatureChoice::Name)
+            .collect(),
+        FeatureSelection::List(list) => list.clone(),
+    };
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for (i, choice) in choices.iter().enumerate() {
+        let ptr = match choice {
+            FeatureChoice::Name(_) => format!("/features/{i}"),
+            FeatureChoice::Custom(_) => format!("/features/{i}/name"),
+        };
+        let name = choice.name();
+        let Some(spec) = registry.features.get(name) else {
+            diags.push(unknown_feature(&gate.diag(&ptr, ""), name, registry));
+            continue;
+        };
+        if !seen.insert(name.to_string()) {
+            diags.push(gate.diag(&ptr, format!("feature `{name}` is selected twice")));
+            continue;
+        }
+        match resolve_feature(name, spec, choice) {
+            Ok(f) => out.push(f),
+            Err((sub, msg, suggestion, expected)) => {
+                let d = gate
+                    .key_diag(&format!("/features/{i}{sub}"), msg)
+                    .suggest(suggestion.as_deref());
+                diags.push(match expected {
+                    Some(e) => d.expected(e),
+                    None => d,
+                });
+            }
+        }
+    }
+    out
+}
+
+type FeatureError = (String, String, Option<String>, Option<String>);
+
+/// Applies a gate's override to a registry feature.
+pub fn resolve_feature(
+    name: &str,
+    spec: &FeatureSpec,
+    choice: &FeatureChoice,
+) -> Result<ResolvedFeature, FeatureError> {
+    let mut f = ResolvedFeature {
+        name: name.to_string(),
+        metrics: spec.metrics.clone(),
+        tolerance: spec.tolerance,
+        adr: spec.adr.clone(),
+        precision: spec.precision,
+        options: Options::new(),
+        golden_file: spec.golden_file.clone().unwrap_or_else(|| name.to_string()),
+    };
+    if let FeatureChoice::Custom(o) = choice {
+        if o.tolerance.is_some() && o.adr.is_none() {
+            return Err((
+                "/tolerance".into(),
+                "a tolerance override needs the `adr` that justifies it".into(),
+                None,
+                Some("`adr: ...` beside `tolerance`".into()),
+            ));
+        }
+        if let Some(t) = o.tolerance {
+            f.tolerance = t;
+        }
+        if let Some(adr) = &o.adr {
+            f.adr = adr.clone();
+        }
+        if let Some(p) = o.precision {
+            f.precision = p;
+        }
+        for (key, value) in &o.options {
+            let Some(opt) = spec.options.get(key) else {
+                let known: Vec<&str> = spec.options.keys().map(String::as_str).collect();
+                let expected = if known.is_empty() {
+                    format!("no options: {name} takes none")
+                } else {
+                    format!("one of: {}", known.join(", "))
+                };
+                return Err((
+                    format!("/options/{}", escape(key)),
+                    format!("{name} has no option `{key}`"),
+                    nearest(key, known).map(str::to_string),
+                    Some(expected),
+                ));
+            };
+            if std::mem::discriminant(value) != std::mem::discriminant(&opt.default) {
+                return Err((
+                    format!("/options/{}", escape(key)),
+                    format!("option `{key}` has the wrong type: {value}"),
+                    None,
+                    Some(format!("a value like its default, {}", opt.default)),
+                ));
+            }
+            if value == &serde_json::Value::Bool(true) {
+                f.metrics.extend(opt.adds_metrics.iter().cloned());
+                if let Some(g) = &opt.golden_file {
+                    f.golden_file = g.clone();
+                }
+            }
+            f.options.insert(key.clone(), value.clone());
+        }
+    }
+    if f.precision == Precision::Fp16 {
+        f.tolerance = FP16_TOLERANCE;
+    }
+    Ok(f)
+}
+
+fn resolve_backends(
+    gate: &Loaded<GateFile>,
+    diags: &mut Diagnostics,
+) -> BTreeMap<String, ResolvedBackend> {
+    let mut out = BTreeMap::new();
+    for (name, decl) in &gate.value.backends {
+        let ptr = format!("/backends/{}", escape(name));
+        let BackendDecl {
+            kind,
+            required,
+            device,
+            command,
+        } = decl.clone();
+        let kind = match kind.or_else(|| BackendKind::from_name(name)) {
+            Some(k) => k,
+            None => {
+                let names = BackendKind::BUILTIN.map(BackendKind::as_str);
+                diags.push(
+                    gate.key_diag(&ptr, format!("unknown backend `{name}`"))
+                        .expected(format!(
+                            "a builtin backend ({}) or a `kind:`",
+                            names.join(", ")
+                        ))
+                        .suggest(nearest(name, names)),
+                );
+                continue;
+            }
+        };
+        if kind == BackendKind::External && command.is_none() {
+            diags.push(gate.diag(&ptr, "an external backend needs a `command`"));
+        }
+        if kind != BackendKind::External && command.is_some() {
+            diags.push(gate.key_diag(
+                &format!("{ptr}/command"),
+                "only `kind: external` backends run a command",
+            ));
+        }
+        if device.is_some() && !kind.is_gpu() {
+            diags.push(gate.key_diag(
+                &format!("{ptr}/device"),
+                "only GPU backends select a device",
+            ));
+        }
+        out.insert(
+            name.clone(),
+            ResolvedBackend {
+                name: name.clone(),
+                kind,
+                required,
+                device,
+                command,
+            },
+        );
+    }
+    out
+}
+
+fn resolve_fixtures(gate: &Loaded<GateFile>, diags: &mut Diagnostics) -> Vec<ResolvedFixture> {
+    let mut out: Vec<ResolvedFixture> = Vec::new();
+    for (i, fx) in gate.value.fixtures.iter().enumerate() {
+        let ptr = format!("/fixtures/{i}");
+        if out.iter().any(|f| f.name == fx.name) {
+            diags.push(gate.diag(
+                &format!("{ptr}/name"),
+                format!("fixture `{}` is defined twice", fx.name),
+            ));
+            continue;
+        }
+        let golden = fx.golden.as_ref().map(|g| gate.resolve_path(g));
+        let (reference, distorted) = match (&fx.synthetic, &fx.reference, &fx.distorted) {
+            (Some(spec), None, None) => {
+                if fx.geometry.is_some() {
+                    diags.push(gate.key_diag(
+                        &format!("{ptr}/geometry"),
+                        "a synthetic fixture takes its geometry from `synthetic`",
+                    ));
+                }
+                (
+                    FrameSource::Synthetic {
+                        spec: spec.clone(),
+                        distorted: false,
+                    },
+                    FrameSource::Synthetic {
+                        spec: spec.clone(),
+                        distorted: true,
+                    },
+                )
+            }
+            (None, Some(r), Some(d)) => {
+                let mut source = |rel: &str, key: &str| -> Option<FrameSource> {
+                    let path = gate.resolve_path(rel);
+                    if is_y4m(&path) {
+                        return Some(FrameSource::Y4m { path });
+                    }
+                    match fx.geometry {
+                        Some(geometry) => Some(FrameSource::Raw { path, geometry }),
+                        None => {
+                            diags.push(
+                                gate.diag(
+                                    &format!("{ptr}/{key}"),
+                                    format!("raw YUV file `{rel}` needs a `geometry`"),
+                                )
+                                .expected(
+                                    "geometry: {width, height, bit_depth, chroma} (or a .y4m file)",
+                                ),
+                            );
+                            None
+                        }
+                    }
+                };
+                match (source(r, "reference"), source(d, "distorted")) {
+                    (Some(r), Some(d)) => (r, d),
+                    _ => continue,
+                }
+            }
+            _ => {
+                diags.push(
+                    gate.diag(&ptr, format!("fixture `{}` needs either `synthetic` or both `reference` and `distorted`", fx.name))
+                        .expected("`synthetic: {...}`, or `reference:` and `distorted:` file paths"),
+                );
+                continue;
+            }
+        };
+        out.push(ResolvedFixture {
+            name: fx.name.clone(),
+            reference,
+            distorted,
+            golden,
+            expected_frames: fx.frames,
+        });
+    }
+    out
+}
+
+fn is_y4m(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
+}
+
+/// Whether a fixture name matches a pair's filter (exact or trailing `*`).
+pub fn fixture_matches(pattern: &str, name: &str) -> bool {
+    match pattern.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => pattern == name,
+    }
+}
+
+fn resolve_pairs(
+    gate: &Loaded<GateFile>,
+    features: &[ResolvedFeature],
+    backends: &BTreeMap<String, ResolvedBackend>,
+    fixtures: &[ResolvedFixture],
+    diags: &mut Diagnostics,
+) -> Vec<ResolvedPair> {
+    let mut out = Vec::new();
+    let backend_names: Vec<&str> = backends.keys().map(String::as_str).collect();
+    let feature_names: Vec<&str> = features.iter().map(|f| f.name.as_str()).collect();
+    let mut seen = BTreeSet::new();
+    for (i, decl) in gate.value.pairs.iter().enumerate() {
+        let ptr = format!("/pairs/{i}");
+        let spec = decl.spec();
+        let short = matches!(decl, super::gate::PairDecl::Short(_));
+        let mut ok = true;
+        for (side, name) in [("a", &spec.a), ("b", &spec.b)] {
+            if !backends.contains_key(name) {
+                let at = if short {
+                    format!("{ptr}/{}", if side == "a" { 0 } else { 1 })
+                } else {
+                    format!("{ptr}/{side}")
+                };
+                let mut d = gate.diag(
+                    &at,
+                    format!("backend `{name}` is not declared under `backends`"),
+                );
+                d = d.expected(format!("one of: {}", backend_names.join(", ")));
+                diags.push(d.suggest(nearest(name, backend_names.iter().copied())));
+                ok = false;
+            }
+        }
+        if spec.a == spec.b {
+            diags.push(gate.diag(
+                &ptr,
+                format!(
+                    "a pair needs two different backends, got `{}` twice",
+                    spec.a
+                ),
+            ));
+            ok = false;
+        }
+        if !seen.insert((spec.a.clone(), spec.b.clone())) {
+            diags.push(gate.diag(
+                &ptr,
+                format!("pair {} vs {} is listed twice", spec.a, spec.b),
+            ));
+            ok = false;
+        }
+        let pair_features = match &spec.features {
+            None => feature_names.iter().map(|s| s.to_string()).collect(),
+            Some(list) => {
+                for (j, f) in list.iter().enumerate() {
+                    if !feature_names.contains(&f.as_str()) {
+                        diags.push(
+                            gate.diag(
+                                &format!("{ptr}/features/{j}"),
+                                format!("feature `{f}` is not selected by this gate"),
+                            )
+                            .expected(format!("one of: {}", feature_names.join(", ")))
+                            .suggest(nearest(f, feature_names.iter().copied())),
+                        );
+                        ok = false;
+                    }
+                }
+                list.clone()
+            }
+        };
+        let pair_fixtures: Vec<String> = match &spec.fixtures {
+            None => fixtures.iter().map(|f| f.name.clone()).collect(),
+            Some(patterns) => {
+                let names: Vec<&str> = fixtures.iter().map(|f| f.name.as_str()).collect();
+                for (j, p) in patterns.iter().enumerate() {
+                    if !names.iter().any(|n| fixture_matches(p, n)) {
+                        diags.push(
+                            gate.diag(
+                                &format!("{ptr}/fixtures/{j}"),
+                                format!("`{p}` matches no fixture"),
+                            )
+                            .suggest(nearest(p, names.iter().copied())),
+                        );
+                        ok = false;
+                    }
+                }
+                names
+                    .iter()
+                    .filter(|n| patterns.iter().any(|p| fixture_matches(p, n)))
+                    .map(|n| n.to_string())
+                    .collect()
+            }
+        };
+        if ok {
+            out.push(ResolvedPair {
+                a: spec.a,
+                b: spec.b,
+                features: pair_features,
+                fixtures: pair_fixtures,
+                tolerance: spec.tolerance,
+            });
+        }
+    }
+    out
+}
+
+/// The geometry a fixture declares, without reading it (Y4M: unknown).
+pub fn declared_geometry(fixture: &ResolvedFixture) -> Option<Geometry> {
+    match &fixture.reference {
+        FrameSource::Raw { geometry, .. } => Some(*geometry),
+        FrameSource::Synthetic { spec, .. } => Some(spec.geometry()),
+        FrameSource::Y4m { .. } => None,
+    }
+}

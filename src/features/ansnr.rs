@@ -1,0 +1,285 @@
+//! `float_ansnr` (libvmaf float_ansnr.c + ansnr.c + ansnr_tools.c): the
+//! reference filtered by a 3x3 kernel, the distorted by a 5x5 kernel, then
+//! signal and noise energies. Every sum runs in f32 in libvmaf's order so
+//! the result is bit-identical to its C path.
+
+use super::gpu::{GpuExtractor, GpuPipeline, floats, planes_bytes, upload_planes, word_buffer};
+use super::picture::{float_peak, float_plane, scaler};
+use super::{Extractor, FeatureImpl, check_known_options};
+use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
+use crate::fixture::{Frame, Geometry};
+use crate::scores::Scores;
+use anyhow::{Result, ensure};
+
+pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
+    name: "float_ansnr",
+    metrics: |options| {
+        check_known_options("float_ansnr", options, &[])?;
+        Ok(vec!["float_ansnr".into(), "float_anpsnr".into()])
+    },
+    cpu: |geometry, options| {
+        check_known_options("float_ansnr", options, &[])?;
+        Ok(Box::new(AnsnrCpu {
+            bit_depth: geometry.bit_depth,
+        }))
+    },
+    gpu: Some(|gpu, geometry, options| {
+        check_known_options("float_ansnr", options, &[])?;
+        let pipeline = AnsnrGpu {
+            filter: gpu.load_kernel(&ANSNR_FILTER)?,
+            rows: gpu.load_kernel(&ANSNR_ROWS)?,
+            geometry: *geometry,
+        };
+        GpuExtractor::boxed(gpu, pipeline)
+    }),
+};
+
+/// `ansnr_filter` (kernels/ansnr.cl, shaders/ansnr_filter.comp): for each
+/// luma pixel, the reference through the 3x3 and the distorted through the
+/// 5x5 filter, exactly as [`filter2d`] computes them (samples to float as
+/// `v / scaler - 128`, the same mirror rule, each filter row summed in f32
+/// then the rows, no fused multiply-add). Buffers: reference, distorted,
+/// taps (9 reference taps then 25 distorted taps, f32), filtered reference,
+/// filtered distorted (f32, width x height). Scalars: width, height, bytes
+/// per sample, scaler (f32).
+pub static ANSNR_FILTER: KernelSpec = KernelSpec {
+    name: "ansnr_filter",
+    family: "ansnr",
+    workgroup: [16, 16, 1],
+    buffers: 5,
+    scalars: 4,
+};
+
+/// `ansnr_rows`: one thread per row `y < height` sums, in f32 and in pixel
+/// order, `r * r` and `(r - d) * (r - d)` of the filtered planes and writes
+/// them to `rows[2y]` and `rows[2y + 1]` ([`signal_noise`]'s row sums).
+/// Buffers: filtered reference, filtered distorted, rows. Scalars: width,
+/// height.
+pub static ANSNR_ROWS: KernelSpec = KernelSpec {
+    name: "ansnr_rows",
+    family: "ansnr",
+    workgroup: [64, 1, 1],
+    buffers: 3,
+    scalars: 2,
+};
+
+struct AnsnrGpu {
+    filter: Kernel,
+    rows: Kernel,
+    geometry: Geometry,
+}
+
+struct AnsnrSlot {
+    reference: Buffer,
+    distorted: Buffer,
+    taps: Buffer,
+    ref_filtered: Buffer,
+    dis_filtered: Buffer,
+    rows: Buffer,
+}
+
+impl GpuPipeline for AnsnrGpu {
+    type Slot = AnsnrSlot;
+
+    fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot> {
+        let (w, h) = self.geometry.plane_dims(0);
+        let luma = planes_bytes(&self.geometry, 1);
+        let slot = AnsnrSlot {
+            reference: word_buffer(gpu, luma)?,
+            distorted: word_buffer(gpu, luma)?,
+            taps: gpu.create_buffer(34 * 4)?,
+            ref_filtered: gpu.create_buffer(w * h * 4)?,
+            dis_filtered: gpu.create_buffer(w * h * 4)?,
+            rows: gpu.create_buffer(h * 8)?,
+        };
+        // The taps are computed once, here, so every dialect uses the very
+        // same f32 values as the CPU reference.
+        let taps: Vec<u8> = ref_filter()
+            .iter()
+            .chain(dis_filter().iter())
+            .flat_map(|t| t.to_le_bytes())
+            .collect();
+        let mut stream = gpu.create_stream()?;
+        stream.upload(&slot.taps, 0, &taps)?;
+        stream.wait()?;
+        Ok(slot)
+    }
+
+    fn record(
+        &self,
+        b: &Self::Slot,
+        stream: &mut dyn Stream,
+        reference: &Frame,
+        distorted: &Frame,
+    ) -> Result<()> {
+        let (w, h) = self.geometry.plane_dims(0);
+        upload_planes(stream, &b.reference, reference, 1)?;
+        upload_planes(stream, &b.distorted, distorted, 1)?;
+        let filter_args = [
+            Arg::Buffer(&b.reference),
+            Arg::Buffer(&b.distorted),
+            Arg::Buffer(&b.taps),
+            Arg::Buffer(&b.ref_filtered),
+            Arg::Buffer(&b.dis_filtered),
+            Arg::U32(w as u32),
+            Arg::U32(h as u32),
+            Arg::U32(self.geometry.bytes_per_sample() as u32),
+            Arg::F32(scaler(self.geometry.bit_depth)),
+        ];
+        stream.dispatch(
+            &self.filter,
+            [groups_for(w, 16), groups_for(h, 16), 1],
+            &filter_args,
+        )?;
+        let row_args = [
+            Arg::Buffer(&b.ref_filtered),
+            Arg::Buffer(&b.dis_filtered),
+            Arg::Buffer(&b.rows),
+            Arg::U32(w as u32),
+            Arg::U32(h as u32),
+        ];
+        stream.dispatch(&self.rows, [groups_for(h, 64), 1, 1], &row_args)?;
+        stream.download(&b.rows, 0, h * 8)
+    }
+
+    fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
+        let (w, h) = self.geometry.plane_dims(0);
+        let rows: Vec<f32> = floats(&downloads[0]).collect();
+        ensure!(
+            rows.len() == 2 * h,
+            "expected {} row sums, got {}",
+            2 * h,
+            rows.len()
+        );
+        // The rows in order, in f32, as ansnr_mse_s adds them.
+        let (mut sig, mut noise) = (0.0f32, 0.0f32);
+        for pair in rows.chunks_exact(2) {
+            sig += pair[0];
+            noise += pair[1];
+        }
+        let (ansnr, anpsnr) = ansnr_scores(sig, noise, w * h, self.geometry.bit_depth);
+        out.record("float_ansnr", index, ansnr);
+        out.record("float_anpsnr", index, anpsnr);
+        Ok(())
+    }
+}
+
+/// ansnr_filter2d_ref_s: a 3x3 binomial kernel (exact in f32).
+pub fn ref_filter() -> [f32; 9] {
+    [1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0].map(|v: f64| (v / 16.0) as f32)
+}
+
+/// ansnr_filter2d_dis_s: a 5x5 kernel over 571, each tap rounded to f32.
+pub fn dis_filter() -> [f32; 25] {
+    [
+        2.0, 7.0, 12.0, 7.0, 2.0, 7.0, 31.0, 52.0, 31.0, 7.0, 12.0, 52.0, 127.0, 52.0, 12.0, 7.0,
+        31.0, 52.0, 31.0, 7.0, 2.0, 7.0, 12.0, 7.0, 2.0,
+    ]
+    .map(|v: f64| (v / 571.0) as f32)
+}
+
+/// ansnr_tools.c's border rule: -i above the top, 2n - i - 1 below the bottom.
+pub fn mirror(i: isize, n: isize) -> usize {
+    if i < 0 {
+        (-i) as usize
+    } else if i >= n {
+        (2 * n - i - 1) as usize
+    } else {
+        i as usize
+    }
+}
+
+/// ansnr_filter2d_s: each filter row summed in f32, then the rows in f32.
+pub fn filter2d(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize) -> Vec<f32> {
+    let mut dst = vec![0.0f32; w * h];
+    let half = (width / 2) as isize;
+    for i in 0..h {
+        for j in 0..w {
+            let mut accum = 0.0f32;
+            for fi in 0..width {
+                let mut inner = 0.0f32;
+                let ii = mirror(i as isize - half + fi as isize, h as isize);
+                for fj in 0..width {
+                    let jj = mirror(j as isize - half + fj as isize, w as isize);
+                    inner += filter[fi * width + fj] * src[ii * w + jj];
+                }
+                accum += inner;
+            }
+            dst[i * w + j] = accum;
+        }
+    }
+    dst
+}
+
+/// ansnr_mse_s: (signal, noise) energies, per-row f32 sums added in f32.
+pub fn signal_noise(reference: &[f32], distorted: &[f32], w: usize) -> (f32, f32) {
+    let (mut sig, mut noise) = (0.0f32, 0.0f32);
+    for (r_row, d_row) in reference.chunks_exact(w).zip(distorted.chunks_exact(w)) {
+        let (mut sig_row, mut noise_row) = (0.0f32, 0.0f32);
+        for (&r, &d) in r_row.iter().zip(d_row) {
+            sig_row += r * r;
+            noise_row += (r - d) * (r - d);
+        }
+        sig += sig_row;
+        noise += noise_row;
+    }
+    (sig, noise)
+}
+
+/// (float_ansnr, float_anpsnr) from the energies (ansnr.c `compute_ansnr`).
+pub fn ansnr_scores(sig: f32, noise: f32, samples: usize, bit_depth: u8) -> (f64, f64) {
+    let (peak, psnr_max) = float_peak(bit_depth);
+    // `sig / noise` is a float division, widened for log10.
+    let ansnr = if noise == 0.0 {
+        psnr_max
+    } else {
+        10.0 * f64::from(sig / noise).log10()
+    };
+    let anpsnr =
+        (10.0 * (peak * peak * samples as f64 / f64::from(noise).max(1e-10)).log10()).min(psnr_max);
+    (ansnr, anpsnr)
+}
+
+struct AnsnrCpu {
+    bit_depth: u8,
+}
+
+impl Extractor for AnsnrCpu {
+    fn extract(
+        &mut self,
+        index: usize,
+        reference: &Frame,
+        distorted: &Frame,
+        out: &mut Scores,
+    ) -> Result<()> {
+        let (w, h) = reference.geometry.plane_dims(0);
+        let r = filter2d(&ref_filter(), 3, &float_plane(reference, 0, -128), w, h);
+        let d = filter2d(&dis_filter(), 5, &float_plane(distorted, 0, -128), w, h);
+        let (sig, noise) = signal_noise(&r, &d, w);
+        let (ansnr, anpsnr) = ansnr_scores(sig, noise, w * h, self.bit_depth);
+        out.record("float_ansnr", index, ansnr);
+        out.record("float_anpsnr", index, anpsnr);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mirror_follows_libvmaf_asymmetry() {
+        // -1 reflects to 1 (no edge repeat), n reflects to n-1 (edge repeat).
+        assert_eq!(
+            [mirror(-2, 5), mirror(-1, 5), mirror(5, 5), mirror(6, 5)],
+            [2, 1, 4, 3]
+        );
+    }
+
+    #[test]
+    fn filters_sum_to_about_one() {
+        let s: f32 = dis_filter().iter().sum();
+        assert!((s - 1.0).abs() < 1e-6);
+        assert_eq!(ref_filter().iter().sum::<f32>(), 1.0);
+    }
+}

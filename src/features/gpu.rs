@@ -1,0 +1,180 @@
+//! The frame pipeline every feature's GPU host code runs in: several frames
+//! in flight, each on its own stream with its own buffers, so uploads,
+//! kernels and readbacks of consecutive frames overlap.
+
+use super::Extractor;
+use crate::backend::gpu::{Buffer, Gpu, Stream};
+use crate::fixture::{Frame, Geometry};
+use crate::scores::Scores;
+use anyhow::{Context, Result, bail};
+use std::sync::Arc;
+
+/// Frames in flight per extractor.
+pub const IN_FLIGHT: usize = 3;
+
+/// One feature's GPU orchestration, written once for every backend.
+pub trait GpuPipeline: Send + 'static {
+    /// The device buffers one in-flight frame needs.
+    type Slot: Send;
+
+    fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot>;
+
+    /// Records one frame pair's uploads, dispatches and downloads.
+    fn record(
+        &self,
+        slot: &Self::Slot,
+        stream: &mut dyn Stream,
+        reference: &Frame,
+        distorted: &Frame,
+    ) -> Result<()>;
+
+    /// Turns one frame's downloads (in recording order) into scores.
+    fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()>;
+}
+
+struct Slot<S> {
+    stream: Box<dyn Stream>,
+    buffers: S,
+    pending: Option<usize>,
+}
+
+/// Drives a [`GpuPipeline`] as an [`Extractor`].
+pub struct GpuExtractor<P: GpuPipeline> {
+    pipeline: P,
+    slots: Vec<Slot<P::Slot>>,
+    // Keeps the context alive as long as its buffers and streams.
+    _gpu: Arc<dyn Gpu>,
+}
+
+impl<P: GpuPipeline> GpuExtractor<P> {
+    pub fn boxed(gpu: Arc<dyn Gpu>, pipeline: P) -> Result<Box<dyn Extractor>> {
+        let slots = (0..IN_FLIGHT)
+            .map(|_| {
+                Ok(Slot {
+                    stream: gpu.create_stream()?,
+                    buffers: pipeline.new_slot(gpu.as_ref())?,
+                    pending: None,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Box::new(GpuExtractor {
+            pipeline,
+            slots,
+            _gpu: gpu,
+        }))
+    }
+
+    fn complete(pipeline: &P, slot: &mut Slot<P::Slot>, out: &mut Scores) -> Result<()> {
+        if let Some(index) = slot.pending.take() {
+            let downloads = slot
+                .stream
+                .wait()
+                .with_context(|| format!("frame {index}"))?;
+            pipeline
+                .finish(index, &downloads, out)
+                .with_context(|| format!("frame {index}"))?;
+        }
+        Ok(())
+    }
+}
+
+impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
+    fn extract(
+        &mut self,
+        index: usize,
+        reference: &Frame,
+        distorted: &Frame,
+        out: &mut Scores,
+    ) -> Result<()> {
+        let n = self.slots.len();
+        let slot = &mut self.slots[index % n];
+        Self::complete(&self.pipeline, slot, out)?;
+        self.pipeline
+            .record(&slot.buffers, slot.stream.as_mut(), reference, distorted)
+            .with_context(|| format!("frame {index}"))?;
+        slot.stream
+            .submit()
+            .with_context(|| format!("frame {index}"))?;
+        slot.pending = Some(index);
+        Ok(())
+    }
+
+    fn flush(&mut self, out: &mut Scores) -> Result<()> {
+        // Oldest first, so scores land in frame order.
+        let mut order: Vec<usize> = (0..self.slots.len()).collect();
+        order.sort_by_key(|&i| self.slots[i].pending.unwrap_or(usize::MAX));
+        for i in order {
+            Self::complete(&self.pipeline, &mut self.slots[i], out)?;
+        }
+        Ok(())
+    }
+}
+
+/// A buffer for `bytes`, rounded up to whole 32-bit words (kernels read
+/// samples through 32-bit words in the GLSL dialect).
+pub fn word_buffer(gpu: &dyn Gpu, bytes: usize) -> Result<Buffer> {
+    gpu.create_buffer(bytes.div_ceil(4) * 4)
+}
+
+/// Bytes of the first `planes` planes of a frame of `geometry`.
+pub fn planes_bytes(geometry: &Geometry, planes: usize) -> usize {
+    geometry.plane_offset(planes) * geometry.bytes_per_sample()
+}
+
+/// Uploads the first `planes` planes of `frame` (they are contiguous).
+pub fn upload_planes(
+    stream: &mut dyn Stream,
+    dst: &Buffer,
+    frame: &Frame,
+    planes: usize,
+) -> Result<()> {
+    let bytes = planes_bytes(&frame.geometry, planes);
+    stream.upload(dst, 0, &frame.samples.as_bytes()[..bytes])
+}
+
+/// Little-endian u32 words of a download.
+pub fn words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    bytes
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+}
+
+/// f32 values of a download.
+pub fn floats(bytes: &[u8]) -> impl Iterator<Item = f32> + '_ {
+    words(bytes).map(f32::from_bits)
+}
+
+/// Sums the 64-bit partials a reduction kernel wrote as (lo, hi) u32 pairs,
+/// `stride` values per work group, returning one total per value.
+pub fn sum_u64_partials(bytes: &[u8], stride: usize) -> Result<Vec<u64>> {
+    let w: Vec<u32> = words(bytes).collect();
+    if stride == 0 || !w.len().is_multiple_of(2 * stride) {
+        bail!(
+            "partial sums: {} words is not a whole number of groups of {stride} 64-bit values",
+            w.len()
+        );
+    }
+    let mut totals = vec![0u64; stride];
+    for group in w.chunks_exact(2 * stride) {
+        for (v, pair) in group.chunks_exact(2).enumerate() {
+            totals[v] = totals[v].wrapping_add(u64::from(pair[0]) | (u64::from(pair[1]) << 32));
+        }
+    }
+    Ok(totals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partials_sum_per_value() {
+        let mut bytes = Vec::new();
+        for v in [1u64, 1 << 40, 2, 3] {
+            bytes.extend_from_slice(&(v as u32).to_le_bytes());
+            bytes.extend_from_slice(&((v >> 32) as u32).to_le_bytes());
+        }
+        assert_eq!(sum_u64_partials(&bytes, 2).unwrap(), vec![3, (1 << 40) + 3]);
+        assert!(sum_u64_partials(&bytes, 3).is_err());
+    }
+}

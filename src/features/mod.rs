@@ -1,0 +1,134 @@
+//! Feature extractors. One module per feature family holds the CPU
+//! reference (a faithful port of libvmaf's arithmetic) and the GPU host
+//! pipeline, written once against [`crate::backend::gpu::Gpu`].
+
+pub mod ansnr;
+pub mod gpu;
+pub mod moment;
+pub mod picture;
+pub mod psnr;
+
+use crate::backend::gpu::Gpu;
+use crate::fixture::{Frame, Geometry, LoadedFixture};
+use crate::scores::Scores;
+use anyhow::{Result, bail};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// Extractor options as given in YAML (`enable_chroma: false`, ...).
+pub type Options = BTreeMap<String, Value>;
+
+/// Scores a sequence of frame pairs, one pair at a time, like libvmaf's
+/// `extract`/`flush`. Temporal features may record a frame's score late.
+pub trait Extractor: Send {
+    fn extract(
+        &mut self,
+        index: usize,
+        reference: &Frame,
+        distorted: &Frame,
+        out: &mut Scores,
+    ) -> Result<()>;
+
+    /// Called once after the last frame: record whatever is pending.
+    fn flush(&mut self, _out: &mut Scores) -> Result<()> {
+        Ok(())
+    }
+}
+
+pub type CpuFactory = fn(&Geometry, &Options) -> Result<Box<dyn Extractor>>;
+pub type GpuFactory = fn(Arc<dyn Gpu>, &Geometry, &Options) -> Result<Box<dyn Extractor>>;
+
+/// A feature this build can compute.
+pub struct FeatureImpl {
+    /// The name libvmaf's `--feature` takes, and the registry's key.
+    pub name: &'static str,
+    /// The metrics it emits under the given options (libvmaf's names).
+    pub metrics: fn(&Options) -> Result<Vec<String>>,
+    pub cpu: CpuFactory,
+    /// The host pipeline shared by every GPU backend; `None` until the
+    /// feature has kernels.
+    pub gpu: Option<GpuFactory>,
+}
+
+static IMPLEMENTATIONS: &[&FeatureImpl] = &[
+    &psnr::PSNR,
+    &psnr::FLOAT_PSNR,
+    &moment::FLOAT_MOMENT,
+    &ansnr::FLOAT_ANSNR,
+];
+
+/// Every feature implemented in this build.
+pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {
+    IMPLEMENTATIONS.iter().copied()
+}
+
+pub fn find(name: &str) -> Option<&'static FeatureImpl> {
+    implementations().find(|f| f.name == name)
+}
+
+/// Runs an extractor over every frame of a fixture; `on_frame` is called
+/// after each frame (progress).
+pub fn run_extractor(
+    mut extractor: Box<dyn Extractor>,
+    fixture: &LoadedFixture,
+    on_frame: &dyn Fn(),
+) -> Result<Scores> {
+    let mut scores = Scores::default();
+    for (i, (r, d)) in fixture.reference.iter().zip(&fixture.distorted).enumerate() {
+        extractor.extract(i, r, d, &mut scores)?;
+        on_frame();
+    }
+    extractor.flush(&mut scores)?;
+    Ok(scores)
+}
+
+/// Reads a boolean option, with its default.
+pub fn bool_option(options: &Options, name: &str, default: bool) -> Result<bool> {
+    match options.get(name) {
+        None => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => bail!("option {name} must be true or false, got {other}"),
+    }
+}
+
+/// Rejects options a feature does not know.
+pub fn check_known_options(feature: &str, options: &Options, known: &[&str]) -> Result<()> {
+    for key in options.keys() {
+        if !known.contains(&key.as_str()) {
+            match crate::config::suggest::nearest(key, known.iter().copied()) {
+                Some(s) => bail!("{feature} has no option `{key}` (did you mean `{s}`?)"),
+                None => bail!(
+                    "{feature} has no option `{key}`; it takes: {}",
+                    known.join(", ")
+                ),
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use crate::fixture::synthetic::{Content, Distortion};
+    use crate::fixture::{Chroma, LoadedFixture, SyntheticSpec};
+
+    /// A small synthetic fixture for unit tests.
+    pub fn synthetic(bit_depth: u8, chroma: Chroma, frames: u32) -> LoadedFixture {
+        let spec = SyntheticSpec {
+            width: 48,
+            height: 32,
+            frames,
+            bit_depth,
+            chroma,
+            seed: 3,
+            content: Content::default(),
+            distortion: Distortion::default(),
+        };
+        let src = |distorted| crate::fixture::FrameSource::Synthetic {
+            spec: spec.clone(),
+            distorted,
+        };
+        LoadedFixture::load(&src(false), &src(true), None).unwrap()
+    }
+}

@@ -1,0 +1,159 @@
+//! `float_moment` (libvmaf float_moment.c + moment.c): first and second
+//! moments of the luma of both pictures.
+
+use super::gpu::{
+    GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, upload_planes, word_buffer,
+};
+use super::picture::{float_plane, scaler};
+use super::{Extractor, FeatureImpl, check_known_options};
+use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
+use crate::fixture::{Frame, Geometry};
+use crate::scores::Scores;
+use anyhow::Result;
+
+pub const METRICS: [&str; 4] = [
+    "float_moment_ref1st",
+    "float_moment_dis1st",
+    "float_moment_ref2nd",
+    "float_moment_dis2nd",
+];
+
+pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
+    name: "float_moment",
+    metrics: |options| {
+        check_known_options("float_moment", options, &[])?;
+        Ok(METRICS.iter().map(|s| s.to_string()).collect())
+    },
+    cpu: |_, options| {
+        check_known_options("float_moment", options, &[])?;
+        Ok(Box::new(MomentCpu))
+    },
+    gpu: Some(|gpu, geometry, options| {
+        check_known_options("float_moment", options, &[])?;
+        let pipeline = MomentGpu {
+            kernel: gpu.load_kernel(&MOMENT_SUMS)?,
+            geometry: *geometry,
+        };
+        GpuExtractor::boxed(gpu, pipeline)
+    }),
+};
+
+/// `moment_sums` (kernels/moment.cl, shaders/moment_sums.comp): exact 64-bit
+/// sums over the luma of both frames. Work group `gx` covers samples
+/// `[gx * chunk, (gx + 1) * chunk)` and writes four (lo, hi) u32 pairs at
+/// `partials[8 * gx]`: Σ ref, Σ dis, Σ ref², Σ dis². Buffers: reference,
+/// distorted, partials. Scalars: luma samples, bytes per sample, chunk.
+pub static MOMENT_SUMS: KernelSpec = KernelSpec {
+    name: "moment_sums",
+    family: "moment",
+    workgroup: [256, 1, 1],
+    buffers: 3,
+    scalars: 3,
+};
+
+/// Samples each `moment_sums` work group reduces (16 per thread).
+const CHUNK: usize = 256 * 16;
+
+struct MomentGpu {
+    kernel: Kernel,
+    geometry: Geometry,
+}
+
+impl MomentGpu {
+    fn groups(&self) -> u32 {
+        groups_for(self.geometry.plane_samples(0), CHUNK as u32)
+    }
+}
+
+impl GpuPipeline for MomentGpu {
+    type Slot = [Buffer; 3];
+
+    fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot> {
+        let luma = planes_bytes(&self.geometry, 1);
+        Ok([
+            word_buffer(gpu, luma)?,
+            word_buffer(gpu, luma)?,
+            gpu.create_buffer(self.groups() as usize * 32)?,
+        ])
+    }
+
+    fn record(
+        &self,
+        b: &Self::Slot,
+        stream: &mut dyn Stream,
+        reference: &Frame,
+        distorted: &Frame,
+    ) -> Result<()> {
+        upload_planes(stream, &b[0], reference, 1)?;
+        upload_planes(stream, &b[1], distorted, 1)?;
+        let args = [
+            Arg::Buffer(&b[0]),
+            Arg::Buffer(&b[1]),
+            Arg::Buffer(&b[2]),
+            Arg::U32(self.geometry.plane_samples(0) as u32),
+            Arg::U32(self.geometry.bytes_per_sample() as u32),
+            Arg::U32(CHUNK as u32),
+        ];
+        stream.dispatch(&self.kernel, [self.groups(), 1, 1], &args)?;
+        stream.download(&b[2], 0, self.groups() as usize * 32)
+    }
+
+    fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
+        let sums = sum_u64_partials(&downloads[0], 4)?;
+        let n = self.geometry.plane_samples(0) as f64;
+        let s = f64::from(scaler(self.geometry.bit_depth));
+        // moment.c sums v / s in double (exact) and (v / s)² rounded to f32,
+        // which is exact up to 12 bits; s is a power of two.
+        let values = [
+            sums[0] as f64 / s / n,
+            sums[1] as f64 / s / n,
+            sums[2] as f64 / (s * s) / n,
+            sums[3] as f64 / (s * s) / n,
+        ];
+        for (name, value) in METRICS.iter().zip(values) {
+            out.record(name, index, value);
+        }
+        Ok(())
+    }
+}
+
+/// (1st, 2nd) moment of a float plane: the sum in double of each value and
+/// of its square taken in float (moment.c), divided by the sample count.
+pub fn moments(plane: &[f32]) -> (f64, f64) {
+    let (mut first, mut second) = (0.0f64, 0.0f64);
+    for &v in plane {
+        first += f64::from(v);
+        second += f64::from(v * v);
+    }
+    let n = plane.len() as f64;
+    (first / n, second / n)
+}
+
+struct MomentCpu;
+
+impl Extractor for MomentCpu {
+    fn extract(
+        &mut self,
+        index: usize,
+        reference: &Frame,
+        distorted: &Frame,
+        out: &mut Scores,
+    ) -> Result<()> {
+        let (r1, r2) = moments(&float_plane(reference, 0, 0));
+        let (d1, d2) = moments(&float_plane(distorted, 0, 0));
+        for (name, value) in METRICS.iter().zip([r1, d1, r2, d2]) {
+            out.record(name, index, value);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moments_of_a_constant_plane() {
+        assert_eq!(moments(&[3.0; 10]), (3.0, 9.0));
+    }
+}

@@ -1,0 +1,420 @@
+//! `psnr` (libvmaf integer_psnr.c) and `float_psnr` (float_psnr.c + psnr.c).
+
+use super::gpu::{
+    GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, upload_planes, word_buffer,
+};
+use super::picture::{float_peak, float_plane, scaler};
+use super::{Extractor, FeatureImpl, Options, bool_option, check_known_options};
+use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
+use crate::fixture::{Frame, Geometry, PlaneRef};
+use crate::scores::Scores;
+use anyhow::Result;
+
+pub static PSNR: FeatureImpl = FeatureImpl {
+    name: "psnr",
+    metrics: psnr_metrics,
+    cpu: |geometry, options| Ok(Box::new(PsnrCpu::new(geometry, options)?)),
+    gpu: Some(|gpu, geometry, options| {
+        let params = PsnrParams::new(geometry, options)?;
+        let sse = SseKernel::new(gpu.as_ref(), geometry, params.planes)?;
+        GpuExtractor::boxed(
+            gpu,
+            PsnrGpu {
+                sse,
+                params,
+                geometry: *geometry,
+            },
+        )
+    }),
+};
+
+pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
+    name: "float_psnr",
+    metrics: |options| {
+        check_known_options("float_psnr", options, &[])?;
+        Ok(vec!["float_psnr".into()])
+    },
+    cpu: |geometry, options| {
+        check_known_options("float_psnr", options, &[])?;
+        Ok(Box::new(FloatPsnrCpu {
+            bit_depth: geometry.bit_depth,
+        }))
+    },
+    gpu: Some(|gpu, geometry, options| {
+        check_known_options("float_psnr", options, &[])?;
+        let sse = SseKernel::new(gpu.as_ref(), geometry, 1)?;
+        GpuExtractor::boxed(
+            gpu,
+            FloatPsnrGpu {
+                sse,
+                geometry: *geometry,
+            },
+        )
+    }),
+};
+
+const PSNR_NAMES: [&str; 3] = ["psnr_y", "psnr_cb", "psnr_cr"];
+const PSNR_OPTIONS: &[&str] = &["enable_chroma"];
+
+fn psnr_metrics(options: &Options) -> Result<Vec<String>> {
+    check_known_options("psnr", options, PSNR_OPTIONS)?;
+    let planes = if bool_option(options, "enable_chroma", true)? {
+        3
+    } else {
+        1
+    };
+    Ok(PSNR_NAMES[..planes].iter().map(|s| s.to_string()).collect())
+}
+
+/// The per-plane constants of integer PSNR (integer_psnr.c `init`).
+#[derive(Debug, Clone, Copy)]
+pub struct PsnrParams {
+    pub planes: usize,
+    pub peak: u32,
+    pub psnr_max: f64,
+}
+
+impl PsnrParams {
+    pub fn new(geometry: &Geometry, options: &Options) -> Result<Self> {
+        check_known_options("psnr", options, PSNR_OPTIONS)?;
+        let chroma = bool_option(options, "enable_chroma", true)? && geometry.planes() == 3;
+        Ok(PsnrParams {
+            planes: if chroma { 3 } else { 1 },
+            peak: geometry.max_value(),
+            // min_sse = 0 (the default): psnr_max = 6 * bpc + 12.
+            psnr_max: f64::from(6 * u32::from(geometry.bit_depth) + 12),
+        })
+    }
+
+    /// PSNR in dB from a plane's sum of squared errors.
+    pub fn psnr(&self, sse: u64, samples: usize) -> f64 {
+        let mse = sse as f64 / samples as f64;
+        let peak_sq = f64::from(self.peak * self.peak);
+        (10.0 * (peak_sq / mse.max(1e-16)).log10()).min(self.psnr_max)
+    }
+
+    pub fn record(&self, sse: &[u64], geometry: &Geometry, index: usize, out: &mut Scores) {
+        for p in 0..self.planes {
+            out.record(
+                PSNR_NAMES[p],
+                index,
+                self.psnr(sse[p], geometry.plane_samples(p)),
+            );
+        }
+    }
+}
+
+/// Sum of squared differences of one plane, exactly as libvmaf's integer
+/// loops compute it (integer arithmetic, so exact; u64 cannot overflow at
+/// the widths the gate accepts).
+pub fn plane_sse(reference: PlaneRef<'_>, distorted: PlaneRef<'_>) -> u64 {
+    fn sse<T: Copy + Into<i64>>(a: &[T], b: &[T]) -> u64 {
+        a.iter()
+            .zip(b)
+            .map(|(&x, &y)| {
+                let e = x.into() - y.into();
+                (e * e) as u64
+            })
+            .sum()
+    }
+    match (reference, distorted) {
+        (PlaneRef::U8 { data: a, .. }, PlaneRef::U8 { data: b, .. }) => sse(a, b),
+        (PlaneRef::U16 { data: a, .. }, PlaneRef::U16 { data: b, .. }) => sse(a, b),
+        _ => unreachable!("a fixture's reference and distorted share one geometry"),
+    }
+}
+
+struct PsnrCpu {
+    params: PsnrParams,
+}
+
+impl PsnrCpu {
+    fn new(geometry: &Geometry, options: &Options) -> Result<Self> {
+        Ok(PsnrCpu {
+            params: PsnrParams::new(geometry, options)?,
+        })
+    }
+}
+
+impl Extractor for PsnrCpu {
+    fn extract(
+        &mut self,
+        index: usize,
+        reference: &Frame,
+        distorted: &Frame,
+        out: &mut Scores,
+    ) -> Result<()> {
+        let sse: Vec<u64> = (0..self.params.planes)
+            .map(|p| plane_sse(reference.plane(p), distorted.plane(p)))
+            .collect();
+        self.params.record(&sse, &reference.geometry, index, out);
+        Ok(())
+    }
+}
+
+/// float_psnr from the noise sum: `min(10 log10(peak² / max(noise/n, 1e-10)), psnr_max)`.
+pub fn float_psnr_score(noise: f64, samples: usize, bit_depth: u8) -> f64 {
+    let (peak, psnr_max) = float_peak(bit_depth);
+    let noise = noise / samples as f64;
+    (10.0 * (peak * peak / noise.max(1e-10)).log10()).min(psnr_max)
+}
+
+struct FloatPsnrCpu {
+    bit_depth: u8,
+}
+
+impl Extractor for FloatPsnrCpu {
+    fn extract(
+        &mut self,
+        index: usize,
+        reference: &Frame,
+        distorted: &Frame,
+        out: &mut Scores,
+    ) -> Result<()> {
+        let (r, d) = (float_plane(reference, 0, 0), float_plane(distorted, 0, 0));
+        // psnr.c: the difference and its square in float, accumulated in double.
+        let noise: f64 = r
+            .iter()
+            .zip(&d)
+            .map(|(&a, &b)| {
+                let diff = a - b;
+                f64::from(diff * diff)
+            })
+            .fold(0.0, |acc, v| acc + v);
+        out.record(
+            "float_psnr",
+            index,
+            float_psnr_score(noise, r.len(), self.bit_depth),
+        );
+        Ok(())
+    }
+}
+
+/// `psnr_sse` (kernels/psnr.cl, shaders/psnr_sse.comp): exact 64-bit sums of
+/// squared sample differences. Work group `(gx, p)` covers samples
+/// `[gx * chunk, (gx + 1) * chunk)` of plane `p` (clipped to the plane) and
+/// writes its sum as a (lo, hi) u32 pair at `partials[2 * (p * groups_x + gx)]`.
+/// Buffers: reference frame, distorted frame, partials. Scalars: luma
+/// samples, samples per chroma plane, planes, bytes per sample, chunk.
+pub static PSNR_SSE: KernelSpec = KernelSpec {
+    name: "psnr_sse",
+    family: "psnr",
+    workgroup: [256, 1, 1],
+    buffers: 3,
+    scalars: 5,
+};
+
+/// Samples each `psnr_sse` work group reduces (16 per thread).
+const SSE_CHUNK: usize = 256 * 16;
+
+/// The SSE kernel set up for one geometry: shared by psnr and float_psnr,
+/// whose sums are the same integers (float_psnr divides by the scaler²).
+struct SseKernel {
+    kernel: Kernel,
+    planes: usize,
+    groups_x: u32,
+    frame_bytes: usize,
+    scalars: [u32; 5],
+}
+
+impl SseKernel {
+    fn new(gpu: &dyn Gpu, geometry: &Geometry, planes: usize) -> Result<Self> {
+        let luma = geometry.plane_samples(0);
+        let chroma = if planes > 1 {
+            geometry.plane_samples(1)
+        } else {
+            0
+        };
+        Ok(SseKernel {
+            kernel: gpu.load_kernel(&PSNR_SSE)?,
+            planes,
+            groups_x: groups_for(luma, SSE_CHUNK as u32),
+            frame_bytes: planes_bytes(geometry, planes),
+            scalars: [
+                luma as u32,
+                chroma as u32,
+                planes as u32,
+                geometry.bytes_per_sample() as u32,
+                SSE_CHUNK as u32,
+            ],
+        })
+    }
+
+    fn partials_bytes(&self) -> usize {
+        self.groups_x as usize * self.planes * 8
+    }
+
+    fn buffers(&self, gpu: &dyn Gpu) -> Result<[Buffer; 3]> {
+        Ok([
+            word_buffer(gpu, self.frame_bytes)?,
+            word_buffer(gpu, self.frame_bytes)?,
+            gpu.create_buffer(self.partials_bytes())?,
+        ])
+    }
+
+    fn record(
+        &self,
+        b: &[Buffer; 3],
+        stream: &mut dyn Stream,
+        reference: &Frame,
+        distorted: &Frame,
+    ) -> Result<()> {
+        upload_planes(stream, &b[0], reference, self.planes)?;
+        upload_planes(stream, &b[1], distorted, self.planes)?;
+        let [s0, s1, s2, s3, s4] = self.scalars.map(Arg::U32);
+        let args = [
+            Arg::Buffer(&b[0]),
+            Arg::Buffer(&b[1]),
+            Arg::Buffer(&b[2]),
+            s0,
+            s1,
+            s2,
+            s3,
+            s4,
+        ];
+        stream.dispatch(&self.kernel, [self.groups_x, self.planes as u32, 1], &args)?;
+        stream.download(&b[2], 0, self.partials_bytes())
+    }
+
+    /// Per-plane sums from the downloaded partials.
+    fn sums(&self, partials: &[u8]) -> Result<Vec<u64>> {
+        let groups = self.groups_x as usize;
+        (0..self.planes)
+            .map(|p| {
+                sum_u64_partials(&partials[p * groups * 8..(p + 1) * groups * 8], 1).map(|v| v[0])
+            })
+            .collect()
+    }
+}
+
+struct PsnrGpu {
+    sse: SseKernel,
+    params: PsnrParams,
+    geometry: Geometry,
+}
+
+impl GpuPipeline for PsnrGpu {
+    type Slot = [Buffer; 3];
+
+    fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot> {
+        self.sse.buffers(gpu)
+    }
+
+    fn record(
+        &self,
+        slot: &Self::Slot,
+        stream: &mut dyn Stream,
+        reference: &Frame,
+        distorted: &Frame,
+    ) -> Result<()> {
+        self.sse.record(slot, stream, reference, distorted)
+    }
+
+    fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
+        let sse = self.sse.sums(&downloads[0])?;
+        self.params.record(&sse, &self.geometry, index, out);
+        Ok(())
+    }
+}
+
+struct FloatPsnrGpu {
+    sse: SseKernel,
+    geometry: Geometry,
+}
+
+impl GpuPipeline for FloatPsnrGpu {
+    type Slot = [Buffer; 3];
+
+    fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot> {
+        self.sse.buffers(gpu)
+    }
+
+    fn record(
+        &self,
+        slot: &Self::Slot,
+        stream: &mut dyn Stream,
+        reference: &Frame,
+        distorted: &Frame,
+    ) -> Result<()> {
+        self.sse.record(slot, stream, reference, distorted)
+    }
+
+    fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
+        let sse = self.sse.sums(&downloads[0])?[0];
+        // The CPU's float differences are (a - b) / s, exact, so its double
+        // noise sum is sse / s² (s is a power of two: exact as well).
+        let s = f64::from(scaler(self.geometry.bit_depth));
+        let noise = sse as f64 / (s * s);
+        out.record(
+            "float_psnr",
+            index,
+            float_psnr_score(
+                noise,
+                self.geometry.plane_samples(0),
+                self.geometry.bit_depth,
+            ),
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::{run_extractor, testutil::synthetic};
+    use crate::fixture::Chroma;
+
+    #[test]
+    fn identical_frames_hit_psnr_max() {
+        let fx = synthetic(10, Chroma::Yuv420, 1);
+        let geo = fx.geometry;
+        let scores = run_extractor(
+            (PSNR.cpu)(&geo, &Options::new()).unwrap(),
+            &LoadedPair::same(&fx),
+            &|| {},
+        )
+        .unwrap();
+        assert_eq!(scores.get("psnr_y").unwrap(), &[72.0]);
+        assert_eq!(scores.get("psnr_cr").unwrap(), &[72.0]);
+    }
+
+    #[test]
+    fn psnr_matches_the_closed_form() {
+        let p = PsnrParams {
+            planes: 1,
+            peak: 255,
+            psnr_max: 60.0,
+        };
+        // mse = 1 → 10 log10(255²)
+        assert!((p.psnr(100, 100) - 48.130_803_608_679_1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn chroma_can_be_disabled() {
+        let mut o = Options::new();
+        o.insert("enable_chroma".into(), serde_json::json!(false));
+        assert_eq!(psnr_metrics(&o).unwrap(), vec!["psnr_y"]);
+        o.insert("enable_chroma".into(), serde_json::json!(1));
+        assert!(psnr_metrics(&o).is_err());
+    }
+
+    #[test]
+    fn unknown_options_get_a_suggestion() {
+        let mut o = Options::new();
+        o.insert("enable_chrome".into(), serde_json::json!(false));
+        let err = psnr_metrics(&o).unwrap_err().to_string();
+        assert!(err.contains("did you mean `enable_chroma`"), "{err}");
+    }
+
+    /// A fixture whose distorted side is its reference.
+    struct LoadedPair;
+    impl LoadedPair {
+        fn same(fx: &crate::fixture::LoadedFixture) -> crate::fixture::LoadedFixture {
+            crate::fixture::LoadedFixture {
+                geometry: fx.geometry,
+                reference: fx.reference.clone(),
+                distorted: fx.reference.clone(),
+            }
+        }
+    }
+}

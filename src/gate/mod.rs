@@ -1,0 +1,8 @@
+//! The gate engine: plan cells, compute sides, diff, decide.
+
+pub mod diff;
+pub mod execute;
+pub mod plan;
+
+pub use execute::{Outcome, RunOptions, execute};
+pub use plan::{CellPlan, Filters, Plan, plan};

@@ -1,0 +1,152 @@
+//! Cells: feature x backend pair x fixture, after the command line's
+//! filters and sharding.
+
+use crate::config::diag::{Diagnostic, Diagnostics};
+use crate::config::gate::PairTolerance;
+use crate::config::resolve::fixture_matches;
+use crate::config::suggest::nearest;
+use crate::config::{ResolvedFeature, ResolvedGate};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// One comparison to make.
+#[derive(Debug, Clone)]
+pub struct CellPlan {
+    /// Index into [`Plan::gates`].
+    pub gate: usize,
+    pub feature: ResolvedFeature,
+    pub a: String,
+    pub b: String,
+    pub fixture: String,
+    pub pair_tolerance: Option<PairTolerance>,
+}
+
+impl CellPlan {
+    /// A stable identifier: `gate/feature/a-vs-b/fixture`.
+    pub fn id(&self, gates: &[ResolvedGate]) -> String {
+        format!(
+            "{}/{}/{}-vs-{}/{}",
+            gates[self.gate].name, self.feature.name, self.a, self.b, self.fixture
+        )
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub gates: Vec<ResolvedGate>,
+    pub cells: Vec<CellPlan>,
+}
+
+/// Narrowing from the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Filters {
+    pub features: Option<Vec<String>>,
+    /// A cell runs only if both of its backends are listed.
+    pub backends: Option<Vec<String>>,
+    /// Fixture names or trailing-`*` patterns.
+    pub fixtures: Option<Vec<String>>,
+}
+
+/// Expands gates into cells, in gate order: feature, then pair, then fixture.
+pub fn plan(gates: Vec<ResolvedGate>, filters: &Filters) -> Result<Plan, Diagnostics> {
+    check_filters(&gates, filters)?;
+    let mut cells = Vec::new();
+    for (g, gate) in gates.iter().enumerate() {
+        for feature in &gate.features {
+            if filters
+                .features
+                .as_ref()
+                .is_some_and(|f| !f.contains(&feature.name))
+            {
+                continue;
+            }
+            for pair in &gate.pairs {
+                if !pair.features.contains(&feature.name) {
+                    continue;
+                }
+                if filters
+                    .backends
+                    .as_ref()
+                    .is_some_and(|b| !b.contains(&pair.a) || !b.contains(&pair.b))
+                {
+                    continue;
+                }
+                for fixture in &pair.fixtures {
+                    if filters
+                        .fixtures
+                        .as_ref()
+                        .is_some_and(|fs| !fs.iter().any(|p| fixture_matches(p, fixture)))
+                    {
+                        continue;
+                    }
+                    cells.push(CellPlan {
+                        gate: g,
+                        feature: feature.clone(),
+                        a: pair.a.clone(),
+                        b: pair.b.clone(),
+                        fixture: fixture.clone(),
+                        pair_tolerance: pair.tolerance.clone(),
+                    });
+                }
+            }
+        }
+    }
+    Ok(Plan { gates, cells })
+}
+
+/// Every name given on the command line must exist in some gate.
+fn check_filters(gates: &[ResolvedGate], filters: &Filters) -> Result<(), Diagnostics> {
+    let mut diags = Diagnostics::default();
+    let mut check =
+        |flag: &str, given: &Option<Vec<String>>, known: BTreeSet<String>, patterns: bool| {
+            for name in given.iter().flatten() {
+                let found = if patterns {
+                    known.iter().any(|k| fixture_matches(name, k))
+                } else {
+                    known.contains(name)
+                };
+                if !found {
+                    let what = flag.trim_start_matches("--").trim_end_matches('s');
+                    diags.push(
+                        Diagnostic::file(
+                            Path::new("<command line>"),
+                            format!("{flag}: no {what} `{name}` in the gate"),
+                        )
+                        .expected(format!(
+                            "one of: {}",
+                            known.iter().cloned().collect::<Vec<_>>().join(", ")
+                        ))
+                        .suggest(nearest(name, known.iter().map(String::as_str))),
+                    );
+                }
+            }
+        };
+    check(
+        "--features",
+        &filters.features,
+        gates
+            .iter()
+            .flat_map(|g| g.features.iter().map(|f| f.name.clone()))
+            .collect(),
+        false,
+    );
+    check(
+        "--backends",
+        &filters.backends,
+        gates
+            .iter()
+            .flat_map(|g| g.backends.keys().cloned())
+            .collect(),
+        false,
+    );
+    check(
+        "--fixtures",
+        &filters.fixtures,
+        gates
+            .iter()
+            .flat_map(|g| g.fixtures.iter().map(|f| f.name.clone()))
+            .collect(),
+        true,
+    );
+    diags.into_result()
+}

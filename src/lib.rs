@@ -1,0 +1,12 @@
+//! ulpgate: a declarative CI gate proving that GPU backends compute the same
+//! per-frame VMAF feature scores as the CPU reference, within tolerances
+//! that name the ADR justifying them. See DESIGN.md in the repository.
+
+pub mod backend;
+pub mod cli;
+pub mod config;
+pub mod features;
+pub mod fixture;
+pub mod gate;
+pub mod report;
+pub mod scores;
