@@ -79,12 +79,7 @@ pub fn pool(values: &[f64]) -> Option<Pooled> {
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let mean = values.iter().sum::<f64>() / n;
     let harmonic_mean = n / values.iter().map(|x| 1.0 / (x + 1.0)).sum::<f64>() - 1.0;
-    Some(Pooled {
-        min,
-        max,
-        mean,
-        harmonic_mean,
-    })
+    Some(Pooled { min, max, mean, harmonic_mean })
 }
 
 /// Scores read from a libvmaf-shaped JSON file, with the producing tool.
@@ -99,10 +94,8 @@ pub struct RecordedScores {
 /// the `vmaf --json` output (`frames[].metrics`) or the reference set's
 /// `metrics: {name: [values]}`. A recorded `error` is returned as an error.
 pub fn read_libvmaf_json(path: &Path) -> Result<RecordedScores> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("{}: cannot read", path.display()))?;
-    let doc: Value = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not valid JSON", path.display()))?;
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}: cannot read", path.display()))?;
+    let doc: Value = serde_json::from_str(&text).with_context(|| format!("{}: not valid JSON", path.display()))?;
     parse_libvmaf_json(&doc).with_context(|| format!("{}", path.display()))
 }
 
@@ -111,73 +104,40 @@ pub fn parse_libvmaf_json(doc: &Value) -> Result<RecordedScores> {
         .get("tool")
         .or_else(|| doc.get("version"))
         .and_then(Value::as_str)
-        .map(|v| {
-            if doc.get("tool").is_some() {
-                v.to_string()
-            } else {
-                format!("libvmaf {v}")
-            }
-        })
+        .map(|v| if doc.get("tool").is_some() { v.to_string() } else { format!("libvmaf {v}") })
         .unwrap_or_else(|| "unknown tool".to_string());
     if let Some(err) = doc.get("error") {
-        let msg = err
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("no message");
+        let msg = err.get("message").and_then(Value::as_str).unwrap_or("no message");
         let cause = err.get("cause").and_then(Value::as_str).unwrap_or("");
         bail!("the recording holds no scores: {tool} failed: {msg} {cause}");
     }
     let mut scores = Scores::default();
     if let Some(metrics) = doc.get("metrics").and_then(Value::as_object) {
-        let frames = doc
-            .get("frames")
-            .and_then(Value::as_u64)
-            .map(|f| f as usize);
+        let frames = doc.get("frames").and_then(Value::as_u64).map(|f| f as usize);
         for (name, values) in metrics {
-            let values = values
-                .as_array()
-                .with_context(|| format!("metrics.{name} is not a list"))?;
+            let values = values.as_array().with_context(|| format!("metrics.{name} is not a list"))?;
             for (i, v) in values.iter().enumerate() {
-                scores.record(
-                    name,
-                    i,
-                    number(v).with_context(|| format!("metrics.{name}[{i}]"))?,
-                );
+                scores.record(name, i, number(v).with_context(|| format!("metrics.{name}[{i}]"))?);
             }
         }
         let frames = frames.unwrap_or_else(|| scores.frames());
-        return Ok(RecordedScores {
-            tool,
-            frames,
-            scores,
-        });
+        return Ok(RecordedScores { tool, frames, scores });
     }
     let list = doc
         .get("frames")
         .and_then(Value::as_array)
         .context("neither `frames[].metrics` (vmaf --json) nor `metrics` (reference set) found")?;
     for (i, frame) in list.iter().enumerate() {
-        let index = frame
-            .get("frameNum")
-            .and_then(Value::as_u64)
-            .map_or(i, |n| n as usize);
+        let index = frame.get("frameNum").and_then(Value::as_u64).map_or(i, |n| n as usize);
         let metrics = frame
             .get("metrics")
             .and_then(Value::as_object)
             .with_context(|| format!("frames[{i}] has no metrics object"))?;
         for (name, v) in metrics {
-            scores.record(
-                name,
-                index,
-                number(v).with_context(|| format!("frames[{i}].metrics.{name}"))?,
-            );
+            scores.record(name, index, number(v).with_context(|| format!("frames[{i}].metrics.{name}"))?);
         }
     }
-    Ok(RecordedScores {
-        tool,
-        frames: list.len(),
-        scores,
-    })
+    Ok(RecordedScores { tool, frames: list.len(), scores })
 }
 
 /// A JSON number; libvmaf writes non-finite values as strings or null.
@@ -204,12 +164,7 @@ pub fn to_libvmaf_json(scores: &Scores, frames: usize, extra: Map<String, Value>
         .map(|i| {
             let metrics: Map<String, Value> = scores
                 .metrics()
-                .map(|(name, values)| {
-                    (
-                        name.to_string(),
-                        finite(values.get(i).copied().unwrap_or(f64::NAN)),
-                    )
-                })
+                .map(|(name, values)| (name.to_string(), finite(values.get(i).copied().unwrap_or(f64::NAN))))
                 .collect();
             json!({ "frameNum": i, "metrics": metrics })
         })
@@ -227,10 +182,7 @@ pub fn to_libvmaf_json(scores: &Scores, frames: usize, extra: Map<String, Value>
         })
         .collect();
     let mut doc = Map::new();
-    doc.insert(
-        "version".into(),
-        json!(format!("ulpgate {}", env!("CARGO_PKG_VERSION"))),
-    );
+    doc.insert("version".into(), json!(format!("ulpgate {}", env!("CARGO_PKG_VERSION"))));
     doc.extend(extra);
     doc.insert("frames".into(), Value::Array(frame_list));
     doc.insert("pooled_metrics".into(), Value::Object(pooled));
@@ -262,10 +214,7 @@ mod tests {
         let a = json!({"tool": "t", "frames": 2, "metrics": {"m": [1.5, 2.5]}});
         let b = json!({"version": "3.2.0", "frames": [
             {"frameNum": 0, "metrics": {"m": 1.5}}, {"frameNum": 1, "metrics": {"m": 2.5}}]});
-        let (a, b) = (
-            parse_libvmaf_json(&a).unwrap(),
-            parse_libvmaf_json(&b).unwrap(),
-        );
+        let (a, b) = (parse_libvmaf_json(&a).unwrap(), parse_libvmaf_json(&b).unwrap());
         assert_eq!(a.scores, b.scores);
         assert_eq!((a.frames, b.frames), (2, 2));
         assert_eq!(b.tool, "libvmaf 3.2.0");

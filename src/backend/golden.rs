@@ -42,29 +42,18 @@ impl Backend for GoldenBackend {
     }
 
     fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String> {
-        let dir = request.fixture.golden.as_ref().ok_or_else(|| {
-            format!(
-                "fixture `{}` has no `golden:` folder of recorded scores",
-                request.fixture.name
-            )
-        })?;
+        let dir =
+            request.fixture.golden.as_ref().ok_or_else(|| {
+                format!("fixture `{}` has no `golden:` folder of recorded scores", request.fixture.name)
+            })?;
         let path = dir.join(format!("{}.json", request.feature.golden_file));
         if !path.exists() {
-            return Err(format!(
-                "no recorded scores for {}: {} does not exist",
-                request.feature.name,
-                path.display()
-            ));
+            return Err(format!("no recorded scores for {}: {} does not exist", request.feature.name, path.display()));
         }
         let recorded = read_libvmaf_json(&path).map_err(|e| format!("{e:#}"))?;
         let mut device = self.device.clone();
         device.name = recorded.tool.clone();
         device.arch_id = format!("recorded:{}", recorded.tool);
-        Ok(SideOutput {
-            frames: recorded.frames,
-            scores: recorded.scores,
-            device,
-            dispatches: None,
-        })
+        Ok(SideOutput { frames: recorded.frames, scores: recorded.scores, device, dispatches: None })
     }
 }

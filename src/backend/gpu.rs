@@ -38,10 +38,7 @@ pub struct Buffer {
 
 impl Buffer {
     pub fn new<T: Any + Send + Sync>(raw: T, bytes: usize) -> Self {
-        Buffer {
-            raw: Arc::new(raw),
-            bytes,
-        }
+        Buffer { raw: Arc::new(raw), bytes }
     }
 
     pub fn bytes(&self) -> usize {
@@ -63,10 +60,7 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn new<T: Any + Send + Sync>(raw: T, spec: &'static KernelSpec) -> Self {
-        Kernel {
-            raw: Arc::new(raw),
-            spec,
-        }
+        Kernel { raw: Arc::new(raw), spec }
     }
 
     pub fn raw<T: Any>(&self) -> Option<&T> {
@@ -99,10 +93,7 @@ impl Arg<'_> {
 /// first, then scalars, with the declared counts. Every backend calls it so
 /// a host pipeline that drifts from its kernel fails loudly, never silently.
 pub fn check_args(spec: &KernelSpec, args: &[Arg<'_>]) -> Result<()> {
-    let buffers = args
-        .iter()
-        .take_while(|a| matches!(a, Arg::Buffer(_)))
-        .count();
+    let buffers = args.iter().take_while(|a| matches!(a, Arg::Buffer(_))).count();
     let scalars = args.len() - buffers;
     if args[buffers..].iter().any(|a| matches!(a, Arg::Buffer(_))) {
         bail!("kernel {}: buffers must come before scalars", spec.name);
@@ -179,10 +170,7 @@ pub struct CountingGpu {
 
 impl CountingGpu {
     pub fn new(inner: Arc<dyn Gpu>) -> Arc<Self> {
-        Arc::new(CountingGpu {
-            inner,
-            dispatches: Arc::new(AtomicU64::new(0)),
-        })
+        Arc::new(CountingGpu { inner, dispatches: Arc::new(AtomicU64::new(0)) })
     }
 
     pub fn dispatches(&self) -> u64 {
@@ -204,11 +192,7 @@ impl Gpu for CountingGpu {
     }
 
     fn create_stream(&self) -> Result<Box<dyn Stream>> {
-        Ok(Box::new(CountingStream {
-            inner: self.inner.create_stream()?,
-            recorded: 0,
-            done: self.dispatches.clone(),
-        }))
+        Ok(Box::new(CountingStream { inner: self.inner.create_stream()?, recorded: 0, done: self.dispatches.clone() }))
     }
 }
 
@@ -250,8 +234,7 @@ impl Stream for CountingStream {
     fn wait(&mut self) -> Result<Vec<Vec<u8>>> {
         let out = self.inner.wait()?;
         // Only work that completed counts as having run.
-        self.done
-            .fetch_add(std::mem::take(&mut self.recorded), Ordering::SeqCst);
+        self.done.fetch_add(std::mem::take(&mut self.recorded), Ordering::SeqCst);
         Ok(out)
     }
 }
@@ -265,13 +248,7 @@ pub fn groups_for(n: usize, size: u32) -> u32 {
 mod tests {
     use super::*;
 
-    static SPEC: KernelSpec = KernelSpec {
-        name: "k",
-        family: "f",
-        workgroup: [64, 1, 1],
-        buffers: 2,
-        scalars: 1,
-    };
+    static SPEC: KernelSpec = KernelSpec { name: "k", family: "f", workgroup: [64, 1, 1], buffers: 2, scalars: 1 };
 
     #[test]
     fn argument_layout_is_checked() {
@@ -280,10 +257,7 @@ mod tests {
         let err = check_args(&SPEC, &[Arg::Buffer(&b), Arg::U32(1), Arg::Buffer(&b)]).unwrap_err();
         assert!(err.to_string().contains("before scalars"));
         let err = check_args(&SPEC, &[Arg::Buffer(&b), Arg::U32(1)]).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("takes 2 buffers and 1 scalars, got 1 and 1")
-        );
+        assert!(err.to_string().contains("takes 2 buffers and 1 scalars, got 1 and 1"));
     }
 
     #[test]

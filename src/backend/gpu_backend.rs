@@ -41,26 +41,14 @@ impl Backend for GpuBackend {
 
     fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String> {
         self.supports(request.feature)?;
-        let factory = features::find(&request.feature.name)
-            .and_then(|f| f.gpu)
-            .expect("checked by supports");
+        let factory = features::find(&request.feature.name).and_then(|f| f.gpu).expect("checked by supports");
         let fixture = (request.frames)().map_err(|e| e.to_string())?;
         let counting = CountingGpu::new(self.gpu.clone());
-        let extractor = factory(
-            counting.clone(),
-            &fixture.geometry,
-            &request.feature.options,
-        )
-        .map_err(|e| format!("{e:#}"))?;
-        let scores = features::run_extractor(extractor, &fixture, request.on_frame)
-            .map_err(|e| format!("{e:#}"))?;
+        let extractor =
+            factory(counting.clone(), &fixture.geometry, &request.feature.options).map_err(|e| format!("{e:#}"))?;
+        let scores = features::run_extractor(extractor, &fixture, request.on_frame).map_err(|e| format!("{e:#}"))?;
         let mut device = counting.device().clone();
         device.backend = self.device.backend.clone();
-        Ok(SideOutput {
-            scores,
-            frames: fixture.frames(),
-            device,
-            dispatches: Some(counting.dispatches()),
-        })
+        Ok(SideOutput { scores, frames: fixture.frames(), device, dispatches: Some(counting.dispatches()) })
     }
 }

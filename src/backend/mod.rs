@@ -100,10 +100,7 @@ pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Ba
         BackendKind::Cpu => Ok(Arc::new(cpu::CpuBackend::new(&decl.name))),
         BackendKind::Golden => Ok(Arc::new(golden::GoldenBackend::new(&decl.name))),
         BackendKind::Vulkan | BackendKind::Cuda | BackendKind::Opencl | BackendKind::External => {
-            Err(format!(
-                "this build of ulpgate has no {} backend",
-                decl.kind.as_str()
-            ))
+            Err(format!("this build of ulpgate has no {} backend", decl.kind.as_str()))
         }
     }
 }
@@ -112,17 +109,8 @@ pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Ba
 pub fn enumerate() -> Vec<(BackendKind, Result<Vec<DeviceInfo>, String>)> {
     vec![
         (BackendKind::Cpu, Ok(vec![cpu::device_info("cpu")])),
-        (
-            BackendKind::Vulkan,
-            Err("this build of ulpgate has no vulkan backend".into()),
-        ),
-        (
-            BackendKind::Cuda,
-            Err("this build of ulpgate has no cuda backend".into()),
-        ),
-        (
-            BackendKind::Opencl,
-            Err("this build of ulpgate has no opencl backend".into()),
-        ),
+        (BackendKind::Vulkan, Err("this build of ulpgate has no vulkan backend".into())),
+        (BackendKind::Cuda, Err("this build of ulpgate has no cuda backend".into())),
+        (BackendKind::Opencl, Err("this build of ulpgate has no opencl backend".into())),
     ]
 }

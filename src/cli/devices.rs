@@ -21,16 +21,11 @@ pub fn run(args: Args) -> Outcome {
                 Err(reason) => json!({"backend": kind.as_str(), "available": false, "reason": reason, "devices": []}),
             })
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&list).expect("serializes")
-        );
+        println!("{}", serde_json::to_string_pretty(&list).expect("serializes"));
         return Ok(0);
     }
     let mut table = Table::new();
-    table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
-        "Backend", "#", "arch_id", "Name", "Driver", "API", "Type",
-    ]);
+    table.load_style(UTF8_FULL_CONDENSED).set_header(vec!["Backend", "#", "arch_id", "Name", "Driver", "API", "Type"]);
     for (kind, r) in &found {
         match r {
             Ok(devices) => {

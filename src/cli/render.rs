@@ -21,17 +21,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Outcome {
-    let text = std::fs::read_to_string(&args.report)
-        .with_context(|| format!("cannot read {}", args.report.display()))?;
-    let report: Report = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is not a ulpgate report (schema_version 1)",
-            args.report.display()
-        )
-    })?;
+    let text =
+        std::fs::read_to_string(&args.report).with_context(|| format!("cannot read {}", args.report.display()))?;
+    let report: Report = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not a ulpgate report (schema_version 1)", args.report.display()))?;
     let template = match (&args.template, args.builtin.as_deref()) {
-        (Some(p), _) => std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read template {}", p.display()))?,
+        (Some(p), _) => std::fs::read_to_string(p).with_context(|| format!("cannot read template {}", p.display()))?,
         (None, Some("step-summary")) => render::STEP_SUMMARY.to_string(),
         _ => render::PR_COMMENT.to_string(),
     };

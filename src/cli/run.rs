@@ -40,11 +40,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Outcome {
-    let files = if args.gates.is_empty() {
-        vec![PathBuf::from("gates/default.yaml")]
-    } else {
-        args.gates
-    };
+    let files = if args.gates.is_empty() { vec![PathBuf::from("gates/default.yaml")] } else { args.gates };
     let mut gates = Vec::new();
     let mut diags = Diagnostics::default();
     for f in &files {
@@ -54,15 +50,10 @@ pub fn run(args: Args) -> Outcome {
         }
     }
     diags.into_result()?;
-    let filters = Filters {
-        features: args.features,
-        backends: args.backends,
-        fixtures: args.fixtures,
-    };
+    let filters = Filters { features: args.features, backends: args.backends, fixtures: args.fixtures };
     let plan = gate::plan(gates, &filters)?;
     let template = match &args.template {
-        Some(p) => std::fs::read_to_string(p)
-            .with_context(|| format!("cannot read template {}", p.display()))?,
+        Some(p) => std::fs::read_to_string(p).with_context(|| format!("cannot read template {}", p.display()))?,
         None => render::PR_COMMENT.to_string(),
     };
     let vulkan_device = args.vulkan_device.map(|s| match s.parse::<u32>() {
@@ -70,10 +61,7 @@ pub fn run(args: Args) -> Outcome {
         Err(_) => DeviceSelector::Name(s),
     });
     let interactive = std::io::stdout().is_terminal();
-    let options = RunOptions {
-        open: OpenOptions { vulkan_device },
-        progress: interactive && !args.quiet,
-    };
+    let options = RunOptions { open: OpenOptions { vulkan_device }, progress: interactive && !args.quiet };
     let outcome = gate::execute(&plan, &options);
     let report = report::build(&plan, outcome);
 

@@ -19,18 +19,11 @@ pub struct Args {
 
 /// Every generated schema: (file name, pretty JSON with a trailing newline).
 pub fn generated() -> Vec<(&'static str, String)> {
-    let pretty =
-        |v: serde_json::Value| serde_json::to_string_pretty(&v).expect("schemas serialize") + "\n";
+    let pretty = |v: serde_json::Value| serde_json::to_string_pretty(&v).expect("schemas serialize") + "\n";
     vec![
         ("gate.schema.json", pretty(schema_of::<GateFile>())),
-        (
-            "features.schema.json",
-            pretty(schema_of::<FeatureRegistry>()),
-        ),
-        (
-            "calibration.schema.json",
-            pretty(schema_of::<CalibrationTable>()),
-        ),
+        ("features.schema.json", pretty(schema_of::<FeatureRegistry>())),
+        ("calibration.schema.json", pretty(schema_of::<CalibrationTable>())),
         ("report.schema.json", pretty(schema_of::<Report>())),
     ]
 }
@@ -39,9 +32,7 @@ pub fn generated() -> Vec<(&'static str, String)> {
 pub fn stale(dir: &Path) -> Vec<String> {
     generated()
         .into_iter()
-        .filter(|(name, text)| {
-            std::fs::read_to_string(dir.join(name)).ok().as_deref() != Some(text.as_str())
-        })
+        .filter(|(name, text)| std::fs::read_to_string(dir.join(name)).ok().as_deref() != Some(text.as_str()))
         .map(|(name, _)| name.to_string())
         .collect()
 }
@@ -61,8 +52,7 @@ pub fn run(args: Args) -> Outcome {
         println!("schemas in {} are up to date", args.out.display());
         return Ok(0);
     }
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
     for (name, text) in generated() {
         let path = args.out.join(name);
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
@@ -78,9 +68,6 @@ mod tests {
     fn checked_in_schemas_are_fresh() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas");
         let stale = super::stale(&dir);
-        assert!(
-            stale.is_empty(),
-            "stale schemas: {stale:?}; run `cargo run -- schema --out schemas`"
-        );
+        assert!(stale.is_empty(), "stale schemas: {stale:?}; run `cargo run -- schema --out schemas`");
     }
 }

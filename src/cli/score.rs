@@ -50,25 +50,18 @@ pub struct Args {
 }
 
 fn source(path: PathBuf, geometry: Option<Geometry>) -> anyhow::Result<FrameSource> {
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
-    {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m")) {
         return Ok(FrameSource::Y4m { path });
     }
-    let geometry = geometry
-        .ok_or_else(|| anyhow!("{}: raw YUV needs --width and --height", path.display()))?;
+    let geometry = geometry.ok_or_else(|| anyhow!("{}: raw YUV needs --width and --height", path.display()))?;
     Ok(FrameSource::Raw { path, geometry })
 }
 
 fn parse_options(given: &[String]) -> anyhow::Result<Options> {
     let mut options = Options::new();
     for o in given {
-        let (k, v) = o
-            .split_once('=')
-            .ok_or_else(|| anyhow!("--option {o}: expected NAME=VALUE"))?;
-        let value =
-            serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
+        let (k, v) = o.split_once('=').ok_or_else(|| anyhow!("--option {o}: expected NAME=VALUE"))?;
+        let value = serde_json::from_str(v).unwrap_or_else(|_| serde_json::Value::String(v.to_string()));
         options.insert(k.to_string(), value);
     }
     Ok(options)
@@ -79,22 +72,14 @@ pub fn run(args: Args) -> Outcome {
         let names = BackendKind::BUILTIN.map(BackendKind::as_str);
         match nearest(&args.backend, names) {
             Some(s) => anyhow!("unknown backend `{}` (did you mean `{s}`?)", args.backend),
-            None => anyhow!(
-                "unknown backend `{}`; expected one of: {}",
-                args.backend,
-                names.join(", ")
-            ),
+            None => anyhow!("unknown backend `{}`; expected one of: {}", args.backend, names.join(", ")),
         }
     })?;
     let imp = features::find(&args.feature).ok_or_else(|| {
         let names: Vec<&str> = features::implementations().map(|f| f.name).collect();
         match nearest(&args.feature, names.iter().copied()) {
             Some(s) => anyhow!("unknown feature `{}` (did you mean `{s}`?)", args.feature),
-            None => anyhow!(
-                "unknown feature `{}`; this build implements: {}",
-                args.feature,
-                names.join(", ")
-            ),
+            None => anyhow!("unknown feature `{}`; this build implements: {}", args.feature, names.join(", ")),
         }
     })?;
     let options = parse_options(&args.options)?;
@@ -103,12 +88,7 @@ pub fn run(args: Args) -> Outcome {
         .map_err(|_| anyhow!("--chroma {}: expected 420, 422, 444 or 400", args.chroma))?;
     let geometry = match (args.width, args.height) {
         (Some(width), Some(height)) => {
-            let g = Geometry {
-                width,
-                height,
-                bit_depth: args.bit_depth,
-                chroma,
-            };
+            let g = Geometry { width, height, bit_depth: args.bit_depth, chroma };
             g.validate().map_err(|e| anyhow!(e))?;
             Some(g)
         }
@@ -131,50 +111,25 @@ pub fn run(args: Args) -> Outcome {
         options,
         golden_file: imp.name.into(),
     };
-    let decl = ResolvedBackend {
-        name: args.backend.clone(),
-        kind,
-        required: true,
-        device: None,
-        command: None,
-    };
+    let decl = ResolvedBackend { name: args.backend.clone(), kind, required: true, device: None, command: None };
     let open = OpenOptions {
-        vulkan_device: args.vulkan_device.map(|s| {
-            s.parse()
-                .map(DeviceSelector::Index)
-                .unwrap_or(DeviceSelector::Name(s))
-        }),
+        vulkan_device: args
+            .vulkan_device
+            .map(|s| s.parse().map(DeviceSelector::Index).unwrap_or(DeviceSelector::Name(s))),
     };
-    let backend =
-        backend::open(&decl, &open).map_err(|r| anyhow!("{} unavailable: {r}", args.backend))?;
-    backend
-        .supports(&feature)
-        .map_err(|r| anyhow!("{}: {r}", args.backend))?;
+    let backend = backend::open(&decl, &open).map_err(|r| anyhow!("{} unavailable: {r}", args.backend))?;
+    backend.supports(&feature).map_err(|r| anyhow!("{}: {r}", args.backend))?;
     let slot: OnceLock<Result<Arc<LoadedFixture>, crate::fixture::FixtureError>> = OnceLock::new();
-    let load = || {
-        slot.get_or_init(|| {
-            LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(Arc::new)
-        })
-        .clone()
-    };
-    let request = SideRequest {
-        feature: &feature,
-        fixture: &fixture,
-        frames: &load,
-        on_frame: &|| {},
-    };
+    let load =
+        || slot.get_or_init(|| LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(Arc::new)).clone();
+    let request = SideRequest { feature: &feature, fixture: &fixture, frames: &load, on_frame: &|| {} };
     let out = backend.compute(&request).map_err(|e| anyhow!("{e}"))?;
     let mut scores = out.scores;
     scores.retain(&feature.metrics);
     let mut extra = serde_json::Map::new();
     extra.insert("feature".into(), serde_json::json!(feature.name));
-    extra.insert(
-        "device".into(),
-        serde_json::to_value(&out.device).context("device serializes")?,
-    );
-    let text = serde_json::to_string_pretty(&to_libvmaf_json(&scores, out.frames, extra))
-        .expect("serializes")
-        + "\n";
+    extra.insert("device".into(), serde_json::to_value(&out.device).context("device serializes")?);
+    let text = serde_json::to_string_pretty(&to_libvmaf_json(&scores, out.frames, extra)).expect("serializes") + "\n";
     match &args.json_out {
         Some(path) => {
             let mut staged = Staged::new();

@@ -21,8 +21,8 @@ enum Kind {
 }
 
 fn kind_of(path: &Path) -> Result<Kind, Box<Diagnostic>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Box::new(Diagnostic::file(path, format!("cannot read: {e}"))))?;
+    let text =
+        std::fs::read_to_string(path).map_err(|e| Box::new(Diagnostic::file(path, format!("cannot read: {e}"))))?;
     let doc: serde_yaml::Value = serde_yaml::from_str(&text).unwrap_or(serde_yaml::Value::Null);
     let has = |k: &str| doc.get(k).is_some();
     Ok(if has("rows") {
@@ -57,11 +57,8 @@ fn yaml_files(paths: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 pub fn run(args: Args) -> Outcome {
-    let paths = if args.paths.is_empty() {
-        vec![PathBuf::from("gates"), PathBuf::from("calibration")]
-    } else {
-        args.paths
-    };
+    let paths =
+        if args.paths.is_empty() { vec![PathBuf::from("gates"), PathBuf::from("calibration")] } else { args.paths };
     let mut diags = Diagnostics::default();
     for path in yaml_files(&paths) {
         let kind = match kind_of(&path) {
@@ -73,28 +70,16 @@ pub fn run(args: Args) -> Outcome {
         };
         match kind {
             Kind::Registry => match load_registry(&path) {
-                Ok(r) => println!(
-                    "ok: {} (feature registry: {} features)",
-                    path.display(),
-                    r.value.features.len()
-                ),
+                Ok(r) => println!("ok: {} (feature registry: {} features)", path.display(), r.value.features.len()),
                 Err(d) => diags.extend(d),
             },
             Kind::Calibration => match load_calibration(&path, None) {
-                Ok(t) => println!(
-                    "ok: {} (calibration table: {} rows)",
-                    path.display(),
-                    t.value.rows.len()
-                ),
+                Ok(t) => println!("ok: {} (calibration table: {} rows)", path.display(), t.value.rows.len()),
                 Err(d) => diags.extend(d),
             },
             Kind::Gate => match load_gate(&path) {
                 Ok(g) => {
-                    let cells: usize = g
-                        .pairs
-                        .iter()
-                        .map(|p| p.features.len() * p.fixtures.len())
-                        .sum();
+                    let cells: usize = g.pairs.iter().map(|p| p.features.len() * p.fixtures.len()).sum();
                     println!(
                         "ok: {} (gate `{}`: {} features, {} pairs, {} fixtures, {cells} cells)",
                         path.display(),
@@ -105,8 +90,7 @@ pub fn run(args: Args) -> Outcome {
                     );
                     for f in &g.fixtures {
                         for src in [&f.reference, &f.distorted] {
-                            if let FrameSource::Raw { path: p, .. } | FrameSource::Y4m { path: p } =
-                                src
+                            if let FrameSource::Raw { path: p, .. } | FrameSource::Y4m { path: p } = src
                                 && !p.exists()
                             {
                                 eprintln!(
@@ -138,9 +122,5 @@ pub fn run(args: Args) -> Outcome {
         }
     }
     let diags = unique;
-    if diags.is_empty() {
-        Ok(0)
-    } else {
-        Err(diags.into())
-    }
+    if diags.is_empty() { Ok(0) } else { Err(diags.into()) }
 }

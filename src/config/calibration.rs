@@ -90,9 +90,7 @@ pub fn match_rank(pattern: &str, arch_id: &str) -> Option<usize> {
 pub fn check_pattern(pattern: &str) -> Result<(), String> {
     let body = pattern.strip_suffix('*').unwrap_or(pattern);
     if body.contains('*') {
-        return Err(format!(
-            "`{pattern}`: `*` may only end a pattern (trailing glob)"
-        ));
+        return Err(format!("`{pattern}`: `*` may only end a pattern (trailing glob)"));
     }
     Ok(())
 }
@@ -115,28 +113,15 @@ impl CalibrationTable {
     /// decides it.
     pub fn lookup(&self, arch_id: &str, feature: &str, default: f64) -> Tolerance {
         let Some(row) = self.matching_row(arch_id) else {
-            return Tolerance {
-                abs: default,
-                source: format!("no-calibration:{arch_id}"),
-            };
+            return Tolerance { abs: default, source: format!("no-calibration:{arch_id}") };
         };
         match (row.status, row.features.get(feature)) {
-            (RowStatus::Calibrated, Some(&abs)) => Tolerance {
-                abs,
-                source: format!("calibrated:{}", row.arch_id),
-            },
-            (RowStatus::Placeholder, Some(&abs)) => Tolerance {
-                abs,
-                source: format!("placeholder:{}", row.arch_id),
-            },
-            (RowStatus::Placeholder, None) => Tolerance {
-                abs: default,
-                source: format!("placeholder-default:{}", row.arch_id),
-            },
-            (RowStatus::Calibrated, None) => Tolerance {
-                abs: default,
-                source: "default".into(),
-            },
+            (RowStatus::Calibrated, Some(&abs)) => Tolerance { abs, source: format!("calibrated:{}", row.arch_id) },
+            (RowStatus::Placeholder, Some(&abs)) => Tolerance { abs, source: format!("placeholder:{}", row.arch_id) },
+            (RowStatus::Placeholder, None) => {
+                Tolerance { abs: default, source: format!("placeholder-default:{}", row.arch_id) }
+            }
+            (RowStatus::Calibrated, None) => Tolerance { abs: default, source: "default".into() },
         }
     }
 }
@@ -157,20 +142,14 @@ mod tests {
     }
 
     fn table(rows: Vec<CalibrationRow>) -> CalibrationTable {
-        CalibrationTable {
-            schema_version: SchemaVersion(1),
-            rows,
-        }
+        CalibrationTable { schema_version: SchemaVersion(1), rows }
     }
 
     use RowStatus::{Calibrated, Placeholder};
 
     #[test]
     fn trailing_glob_only() {
-        assert_eq!(
-            match_rank("vulkan:0x10de:*", "vulkan:0x10de:0x2684"),
-            Some(14)
-        );
+        assert_eq!(match_rank("vulkan:0x10de:*", "vulkan:0x10de:0x2684"), Some(14));
         assert_eq!(match_rank("vulkan:0x10de:*", "vulkan:0x1002:0x7300"), None);
         assert!(check_pattern("vulkan:*:0x2684").is_err());
         assert!(check_pattern("vulkan:0x10de:*").is_ok());
@@ -186,32 +165,21 @@ mod tests {
             row("vulkan:0x10de:0x26*", Calibrated, &[("psnr", 3.0)]),
         ]);
         let tol = t.lookup("vulkan:0x10de:0x2684", "psnr", 9.0);
-        assert_eq!(
-            tol,
-            Tolerance {
-                abs: 3.0,
-                source: "calibrated:vulkan:0x10de:0x26*".into()
-            }
-        );
+        assert_eq!(tol, Tolerance { abs: 3.0, source: "calibrated:vulkan:0x10de:0x26*".into() });
         assert_eq!(t.lookup("vulkan:0x10de:0x1e04", "psnr", 9.0).abs, 2.0);
         assert_eq!(t.lookup("vulkan:0x8086:0x56a5", "psnr", 9.0).abs, 1.0);
     }
 
     #[test]
     fn exact_beats_any_glob() {
-        let t = table(vec![
-            row("cuda:9.0", Calibrated, &[("psnr", 1.0)]),
-            row("cuda:9.0*", Calibrated, &[("psnr", 2.0)]),
-        ]);
+        let t =
+            table(vec![row("cuda:9.0", Calibrated, &[("psnr", 1.0)]), row("cuda:9.0*", Calibrated, &[("psnr", 2.0)])]);
         assert_eq!(t.lookup("cuda:9.0", "psnr", 9.0).abs, 1.0);
     }
 
     #[test]
     fn ties_go_to_the_earlier_row() {
-        let t = table(vec![
-            row("cuda:9*", Calibrated, &[("psnr", 1.0)]),
-            row("cuda:9*", Calibrated, &[("psnr", 2.0)]),
-        ]);
+        let t = table(vec![row("cuda:9*", Calibrated, &[("psnr", 1.0)]), row("cuda:9*", Calibrated, &[("psnr", 2.0)])]);
         assert_eq!(t.lookup("cuda:9.0", "psnr", 9.0).abs, 1.0);
     }
 
@@ -219,53 +187,29 @@ mod tests {
     fn per_feature_override_else_default() {
         let t = table(vec![row("cuda:9.0", Calibrated, &[("psnr", 1e-4)])]);
         assert_eq!(t.lookup("cuda:9.0", "psnr", 5e-5).abs, 1e-4);
-        assert_eq!(
-            t.lookup("cuda:9.0", "vif", 5e-5),
-            Tolerance {
-                abs: 5e-5,
-                source: "default".into()
-            }
-        );
+        assert_eq!(t.lookup("cuda:9.0", "vif", 5e-5), Tolerance { abs: 5e-5, source: "default".into() });
     }
 
     #[test]
     fn placeholder_rows_fall_back_and_say_so() {
-        let t = table(vec![
-            row("cuda:8.9", Placeholder, &[]),
-            row("cuda:7.5", Placeholder, &[("psnr", 1e-3)]),
-        ]);
+        let t = table(vec![row("cuda:8.9", Placeholder, &[]), row("cuda:7.5", Placeholder, &[("psnr", 1e-3)])]);
         assert_eq!(
             t.lookup("cuda:8.9", "psnr", 5e-5),
-            Tolerance {
-                abs: 5e-5,
-                source: "placeholder-default:cuda:8.9".into()
-            }
+            Tolerance { abs: 5e-5, source: "placeholder-default:cuda:8.9".into() }
         );
-        assert_eq!(
-            t.lookup("cuda:7.5", "psnr", 5e-5),
-            Tolerance {
-                abs: 1e-3,
-                source: "placeholder:cuda:7.5".into()
-            }
-        );
+        assert_eq!(t.lookup("cuda:7.5", "psnr", 5e-5), Tolerance { abs: 1e-3, source: "placeholder:cuda:7.5".into() });
     }
 
     #[test]
     fn no_row_names_the_arch() {
         let t = table(vec![row("cuda:9.0", Calibrated, &[])]);
-        assert_eq!(
-            t.lookup("cuda:8.0", "psnr", 5e-5).source,
-            "no-calibration:cuda:8.0"
-        );
+        assert_eq!(t.lookup("cuda:8.0", "psnr", 5e-5).source, "no-calibration:cuda:8.0");
     }
 
     #[test]
     fn sycl_and_opencl_prefixes_are_one() {
         let t = table(vec![row("sycl:0x8086:*", Calibrated, &[("psnr", 1e-4)])]);
-        assert_eq!(
-            t.lookup("opencl:0x8086:24.35.30872", "psnr", 5e-5).abs,
-            1e-4
-        );
+        assert_eq!(t.lookup("opencl:0x8086:24.35.30872", "psnr", 5e-5).abs, 1e-4);
         assert_eq!(match_rank("opencl:0x8086:*", "sycl:0x8086:1.2"), Some(14));
     }
 }

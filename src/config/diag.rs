@@ -36,12 +36,7 @@ impl Diagnostic {
     }
 
     /// A diagnostic about the key of the mapping entry at `pointer`.
-    pub fn at_key(
-        file: &Path,
-        spans: &SpanIndex,
-        pointer: &str,
-        message: impl Into<String>,
-    ) -> Self {
+    pub fn at_key(file: &Path, spans: &SpanIndex, pointer: &str, message: impl Into<String>) -> Self {
         let mut d = Diagnostic::at(file, spans, pointer, message);
         if let Some(p) = spans.key(pointer) {
             (d.line, d.column) = (Some(p.line), Some(p.column));
@@ -101,11 +96,7 @@ impl Diagnostic {
     }
 
     fn headline(&self) -> String {
-        if self.path.is_empty() {
-            self.message.clone()
-        } else {
-            format!("{}: {}", self.path, self.message)
-        }
+        if self.path.is_empty() { self.message.clone() } else { format!("{}: {}", self.path, self.message) }
     }
 }
 
@@ -141,9 +132,7 @@ pub fn yaml_path(pointer: &str) -> String {
 
 // GitHub's workflow-command escaping.
 fn escape_data(s: &str) -> String {
-    s.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
 fn escape_property(s: &str) -> String {

@@ -87,9 +87,7 @@ pub struct FeatureOverride {
 }
 
 /// The kinds of backend ulpgate has.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
     /// The Rust CPU reference.
@@ -104,13 +102,8 @@ pub enum BackendKind {
 }
 
 impl BackendKind {
-    pub const BUILTIN: [BackendKind; 5] = [
-        BackendKind::Cpu,
-        BackendKind::Golden,
-        BackendKind::Vulkan,
-        BackendKind::Cuda,
-        BackendKind::Opencl,
-    ];
+    pub const BUILTIN: [BackendKind; 5] =
+        [BackendKind::Cpu, BackendKind::Golden, BackendKind::Vulkan, BackendKind::Cuda, BackendKind::Opencl];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -128,10 +121,7 @@ impl BackendKind {
     }
 
     pub fn is_gpu(self) -> bool {
-        matches!(
-            self,
-            BackendKind::Vulkan | BackendKind::Cuda | BackendKind::Opencl
-        )
+        matches!(self, BackendKind::Vulkan | BackendKind::Cuda | BackendKind::Opencl)
     }
 }
 
@@ -252,13 +242,9 @@ pub struct PairTolerance {
 impl PairDecl {
     pub fn spec(&self) -> PairSpec {
         match self {
-            PairDecl::Short([a, b]) => PairSpec {
-                a: a.clone(),
-                b: b.clone(),
-                features: None,
-                fixtures: None,
-                tolerance: None,
-            },
+            PairDecl::Short([a, b]) => {
+                PairSpec { a: a.clone(), b: b.clone(), features: None, fixtures: None, tolerance: None }
+            }
             PairDecl::Full(p) => p.clone(),
         }
     }

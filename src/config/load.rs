@@ -49,9 +49,7 @@ fn clean(path: &Path) -> PathBuf {
     for c in path.components() {
         match c {
             Component::CurDir => {}
-            Component::ParentDir
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) =>
-            {
+            Component::ParentDir if matches!(out.components().next_back(), Some(Component::Normal(_))) => {
                 out.pop();
             }
             other => out.push(other.as_os_str()),
@@ -77,27 +75,17 @@ pub fn load_yaml<T: DeserializeOwned + JsonSchema>(path: &Path) -> Result<Loaded
     parse_yaml(path, &text)
 }
 
-pub fn parse_yaml<T: DeserializeOwned + JsonSchema>(
-    path: &Path,
-    text: &str,
-) -> Result<Loaded<T>, Diagnostics> {
+pub fn parse_yaml<T: DeserializeOwned + JsonSchema>(path: &Path, text: &str) -> Result<Loaded<T>, Diagnostics> {
     let yaml: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
-        let mut d = Diagnostic::file(
-            path,
-            format!("invalid YAML: {}", strip_location(&e.to_string())),
-        );
+        let mut d = Diagnostic::file(path, format!("invalid YAML: {}", strip_location(&e.to_string())));
         if let Some(loc) = e.location() {
             (d.line, d.column) = (Some(loc.line()), Some(loc.column()));
         }
         d
     })?;
     let spans = SpanIndex::build(text);
-    let json: Value = serde_json::to_value(&yaml).map_err(|e| {
-        Diagnostic::file(
-            path,
-            format!("unsupported YAML (keys must be strings): {e}"),
-        )
-    })?;
+    let json: Value = serde_json::to_value(&yaml)
+        .map_err(|e| Diagnostic::file(path, format!("unsupported YAML (keys must be strings): {e}")))?;
     let schema = schema_of::<T>();
     let validator = jsonschema::validator_for(&schema).expect("generated schemas are valid");
     let mut diags = Diagnostics::default();
@@ -108,11 +96,7 @@ pub fn parse_yaml<T: DeserializeOwned + JsonSchema>(
     diags.0.dedup();
     diags.into_result()?;
     let value = serde_json::from_value(json).map_err(|e| Diagnostic::file(path, e.to_string()))?;
-    Ok(Loaded {
-        path: path.to_path_buf(),
-        value,
-        spans,
-    })
+    Ok(Loaded { path: path.to_path_buf(), value, spans })
 }
 
 /// serde_yaml appends " at line L column C"; we print the location ourselves.
@@ -124,13 +108,7 @@ fn strip_location(msg: &str) -> String {
 }
 
 /// Turns one schema violation into diagnostics that say what was expected.
-fn explain(
-    path: &Path,
-    spans: &SpanIndex,
-    schema: &Value,
-    error: &ValidationError<'_>,
-    out: &mut Diagnostics,
-) {
+fn explain(path: &Path, spans: &SpanIndex, schema: &Value, error: &ValidationError<'_>, out: &mut Diagnostics) {
     let pointer = error.instance_path().as_str();
     let instance = error.instance();
     let d = |msg: String| Diagnostic::at(path, spans, pointer, msg);
@@ -139,9 +117,8 @@ fn explain(
             let allowed = allowed_properties(schema, error.schema_path().as_str());
             for key in unexpected {
                 let key_ptr = format!("{pointer}/{}", escape(key));
-                let mut diag =
-                    Diagnostic::at_key(path, spans, &key_ptr, format!("unknown key `{key}`"))
-                        .suggest(nearest(key, allowed.iter().map(String::as_str)));
+                let mut diag = Diagnostic::at_key(path, spans, &key_ptr, format!("unknown key `{key}`"))
+                    .suggest(nearest(key, allowed.iter().map(String::as_str)));
                 if !allowed.is_empty() {
                     diag = diag.expected(format!("one of: {}", allowed.join(", ")));
                 }
@@ -155,26 +132,16 @@ fn explain(
         ValidationErrorKind::Type { kind } => {
             let expected = match kind {
                 TypeKind::Single(t) => t.to_string(),
-                TypeKind::Multiple(ts) => ts
-                    .iter()
-                    .map(|t| t.to_string())
-                    .collect::<Vec<_>>()
-                    .join(" or "),
+                TypeKind::Multiple(ts) => ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" or "),
             };
             out.push(d(format!("wrong type: found {}", describe(instance))).expected(expected));
         }
         ValidationErrorKind::Enum { options } => {
             let names: Vec<String> = options
                 .as_array()
-                .map(|a| {
-                    a.iter()
-                        .map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string))
-                        .collect()
-                })
+                .map(|a| a.iter().map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string)).collect())
                 .unwrap_or_default();
-            let found = instance
-                .as_str()
-                .map_or_else(|| instance.to_string(), str::to_string);
+            let found = instance.as_str().map_or_else(|| instance.to_string(), str::to_string);
             out.push(
                 d(format!("`{found}` is not allowed here"))
                     .expected(format!("one of: {}", names.join(", ")))
@@ -182,27 +149,16 @@ fn explain(
             );
         }
         ValidationErrorKind::Constant { expected_value } => {
-            out.push(
-                d(format!("found {}", describe(instance))).expected(expected_value.to_string()),
-            );
+            out.push(d(format!("found {}", describe(instance))).expected(expected_value.to_string()));
         }
         ValidationErrorKind::ExclusiveMinimum { limit } => {
-            out.push(
-                d(format!("{instance} is too small"))
-                    .expected(format!("a number greater than {limit}")),
-            );
+            out.push(d(format!("{instance} is too small")).expected(format!("a number greater than {limit}")));
         }
         ValidationErrorKind::Minimum { limit } => {
-            out.push(
-                d(format!("{instance} is too small"))
-                    .expected(format!("a number of at least {limit}")),
-            );
+            out.push(d(format!("{instance} is too small")).expected(format!("a number of at least {limit}")));
         }
         ValidationErrorKind::Maximum { limit } => {
-            out.push(
-                d(format!("{instance} is too large"))
-                    .expected(format!("a number of at most {limit}")),
-            );
+            out.push(d(format!("{instance} is too large")).expected(format!("a number of at most {limit}")));
         }
         ValidationErrorKind::MinItems { limit } => {
             out.push(d("too few entries".to_string()).expected(format!("at least {limit}")));
@@ -214,14 +170,11 @@ fn explain(
             let closest = context.iter().find(|errors| {
                 !errors.is_empty()
                     && !errors.iter().any(|e| {
-                        e.instance_path().as_str() == pointer
-                            && matches!(e.kind(), ValidationErrorKind::Type { .. })
+                        e.instance_path().as_str() == pointer && matches!(e.kind(), ValidationErrorKind::Type { .. })
                     })
             });
             match closest {
-                Some(errors) => errors
-                    .iter()
-                    .for_each(|e| explain(path, spans, schema, e, out)),
+                Some(errors) => errors.iter().for_each(|e| explain(path, spans, schema, e, out)),
                 None => out.push(
                     d(format!("{} is not allowed here", describe(instance)))
                         .expected(expected_of(schema, error.schema_path().as_str())),
@@ -285,25 +238,15 @@ fn expected_of(schema: &Value, keyword_path: &str) -> String {
     let words: Vec<String> = alternatives
         .iter()
         .map(|alt| {
-            let alt = match alt
-                .get("$ref")
-                .and_then(Value::as_str)
-                .and_then(|r| r.strip_prefix('#'))
-            {
+            let alt = match alt.get("$ref").and_then(Value::as_str).and_then(|r| r.strip_prefix('#')) {
                 Some(target) => schema.pointer(target).unwrap_or(alt),
                 None => alt,
             };
             if let Some(c) = alt.get("const") {
-                return format!(
-                    "`{}`",
-                    c.as_str().map_or_else(|| c.to_string(), str::to_string)
-                );
+                return format!("`{}`", c.as_str().map_or_else(|| c.to_string(), str::to_string));
             }
             if let Some(Value::Array(e)) = alt.get("enum") {
-                let names: Vec<String> = e
-                    .iter()
-                    .map(|v| v.as_str().unwrap_or_default().to_string())
-                    .collect();
+                let names: Vec<String> = e.iter().map(|v| v.as_str().unwrap_or_default().to_string()).collect();
                 return format!("one of {}", names.join(", "));
             }
             match alt.get("type").and_then(Value::as_str) {

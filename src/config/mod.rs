@@ -11,6 +11,4 @@ pub mod spans;
 pub mod suggest;
 
 pub use diag::{Diagnostic, Diagnostics};
-pub use resolve::{
-    ResolvedBackend, ResolvedFeature, ResolvedFixture, ResolvedGate, ResolvedPair, load_gate,
-};
+pub use resolve::{ResolvedBackend, ResolvedFeature, ResolvedFixture, ResolvedGate, ResolvedPair, load_gate};

@@ -6,8 +6,7 @@ use super::calibration::{CalibrationTable, check_pattern};
 use super::diag::{Diagnostic, Diagnostics};
 use super::features::{FP16_TOLERANCE, FeatureRegistry, FeatureSpec, Precision};
 use super::gate::{
-    BackendDecl, BackendKind, DeviceSelector, ExternalCommand, FeatureChoice, FeatureSelection,
-    GateFile, PairTolerance,
+    BackendDecl, BackendKind, DeviceSelector, ExternalCommand, FeatureChoice, FeatureSelection, GateFile, PairTolerance,
 };
 use super::load::{Loaded, load_yaml};
 use super::spans::escape;
@@ -77,16 +76,10 @@ pub fn load_registry(path: &Path) -> Result<Loaded<FeatureRegistry>, Diagnostics
     for (name, spec) in &reg.value.features {
         let base = format!("/features/{}", escape(name));
         let mut seen = BTreeSet::new();
-        let all = spec
-            .metrics
-            .iter()
-            .chain(spec.options.values().flat_map(|o| &o.adds_metrics));
+        let all = spec.metrics.iter().chain(spec.options.values().flat_map(|o| &o.adds_metrics));
         for (i, metric) in all.enumerate() {
             if !seen.insert(metric) {
-                diags.push(reg.diag(
-                    &format!("{base}/metrics/{i}"),
-                    format!("metric `{metric}` is listed twice"),
-                ));
+                diags.push(reg.diag(&format!("{base}/metrics/{i}"), format!("metric `{metric}` is listed twice")));
             }
         }
     }
@@ -106,17 +99,10 @@ pub fn load_calibration(
     for (i, row) in table.value.rows.iter().enumerate() {
         let ptr = format!("/rows/{i}");
         if let Err(e) = check_pattern(&row.arch_id) {
-            diags.push(
-                table
-                    .diag(&format!("{ptr}/arch_id"), e)
-                    .expected("an arch_id, or one ending in `*`"),
-            );
+            diags.push(table.diag(&format!("{ptr}/arch_id"), e).expected("an arch_id, or one ending in `*`"));
         }
         if let Some(first) = seen.insert(row.arch_id.clone(), i) {
-            diags.push(table.diag(
-                &format!("{ptr}/arch_id"),
-                format!("`{}` is also rows[{first}]", row.arch_id),
-            ));
+            diags.push(table.diag(&format!("{ptr}/arch_id"), format!("`{}` is also rows[{first}]", row.arch_id)));
         }
         for (feature, tol) in &row.features {
             let fptr = format!("{ptr}/features/{}", escape(feature));
@@ -126,11 +112,7 @@ pub fn load_calibration(
                 diags.push(unknown_feature(&table.key_diag(&fptr, ""), feature, reg));
             }
             if tol.is_nan() || *tol <= 0.0 {
-                diags.push(
-                    table
-                        .diag(&fptr, format!("tolerance {tol} is not positive"))
-                        .expected("a number > 0"),
-                );
+                diags.push(table.diag(&fptr, format!("tolerance {tol} is not positive")).expected("a number > 0"));
             }
         }
     }
@@ -141,11 +123,8 @@ pub fn load_calibration(
 fn unknown_feature(at: &Diagnostic, name: &str, registry: &FeatureRegistry) -> Diagnostic {
     let mut d = at.clone();
     d.message = format!("unknown feature `{name}`");
-    d.expected(format!(
-        "a feature of the registry ({} features)",
-        registry.features.len()
-    ))
-    .suggest(nearest(name, registry.features.keys().map(String::as_str)))
+    d.expected(format!("a feature of the registry ({} features)", registry.features.len()))
+        .suggest(nearest(name, registry.features.keys().map(String::as_str)))
 }
 
 /// Loads a gate, its registry and its calibration table, and resolves them.
@@ -153,17 +132,8 @@ pub fn load_gate(path: &Path) -> Result<ResolvedGate, Diagnostics> {
     let gate = load_yaml::<GateFile>(path)?;
     let registry_file = gate.resolve_path(&gate.value.registry);
     let registry = load_registry(&registry_file).map_err(|mut d| {
-        if d.0
-            .iter()
-            .all(|d| d.file == registry_file && d.line.is_none())
-        {
-            d.push(gate.diag(
-                "/registry",
-                format!(
-                    "cannot load the feature registry {}",
-                    registry_file.display()
-                ),
-            ));
+        if d.0.iter().all(|d| d.file == registry_file && d.line.is_none()) {
+            d.push(gate.diag("/registry", format!("cannot load the feature registry {}", registry_file.display())));
         }
         d
     })?;
@@ -199,12 +169,7 @@ fn resolve_features(
     diags: &mut Diagnostics,
 ) -> Vec<ResolvedFeature> {
     let choices: Vec<FeatureChoice> = match &gate.value.features {
-        FeatureSelection::All(_) => registry
-            .features
-            .keys()
-            .cloned()
-            .map(FeatureChoice::Name)
-            .collect(),
+        FeatureSelection::All(_) => registry.features.keys().cloned().map(FeatureChoice::Name).collect(),
         FeatureSelection::List(list) => list.clone(),
     };
     let mut out = Vec::new();
@@ -226,9 +191,7 @@ fn resolve_features(
         match resolve_feature(name, spec, choice) {
             Ok(f) => out.push(f),
             Err((sub, msg, suggestion, expected)) => {
-                let d = gate
-                    .key_diag(&format!("/features/{i}{sub}"), msg)
-                    .suggest(suggestion.as_deref());
+                let d = gate.key_diag(&format!("/features/{i}{sub}"), msg).suggest(suggestion.as_deref());
                 diags.push(match expected {
                     Some(e) => d.expected(e),
                     None => d,
@@ -312,29 +275,18 @@ pub fn resolve_feature(
     Ok(f)
 }
 
-fn resolve_backends(
-    gate: &Loaded<GateFile>,
-    diags: &mut Diagnostics,
-) -> BTreeMap<String, ResolvedBackend> {
+fn resolve_backends(gate: &Loaded<GateFile>, diags: &mut Diagnostics) -> BTreeMap<String, ResolvedBackend> {
     let mut out = BTreeMap::new();
     for (name, decl) in &gate.value.backends {
         let ptr = format!("/backends/{}", escape(name));
-        let BackendDecl {
-            kind,
-            required,
-            device,
-            command,
-        } = decl.clone();
+        let BackendDecl { kind, required, device, command } = decl.clone();
         let kind = match kind.or_else(|| BackendKind::from_name(name)) {
             Some(k) => k,
             None => {
                 let names = BackendKind::BUILTIN.map(BackendKind::as_str);
                 diags.push(
                     gate.key_diag(&ptr, format!("unknown backend `{name}`"))
-                        .expected(format!(
-                            "a builtin backend ({}) or a `kind:`",
-                            names.join(", ")
-                        ))
+                        .expected(format!("a builtin backend ({}) or a `kind:`", names.join(", ")))
                         .suggest(nearest(name, names)),
                 );
                 continue;
@@ -344,27 +296,12 @@ fn resolve_backends(
             diags.push(gate.diag(&ptr, "an external backend needs a `command`"));
         }
         if kind != BackendKind::External && command.is_some() {
-            diags.push(gate.key_diag(
-                &format!("{ptr}/command"),
-                "only `kind: external` backends run a command",
-            ));
+            diags.push(gate.key_diag(&format!("{ptr}/command"), "only `kind: external` backends run a command"));
         }
         if device.is_some() && !kind.is_gpu() {
-            diags.push(gate.key_diag(
-                &format!("{ptr}/device"),
-                "only GPU backends select a device",
-            ));
+            diags.push(gate.key_diag(&format!("{ptr}/device"), "only GPU backends select a device"));
         }
-        out.insert(
-            name.clone(),
-            ResolvedBackend {
-                name: name.clone(),
-                kind,
-                required,
-                device,
-                command,
-            },
-        );
+        out.insert(name.clone(), ResolvedBackend { name: name.clone(), kind, required, device, command });
     }
     out
 }
@@ -374,10 +311,7 @@ fn resolve_fixtures(gate: &Loaded<GateFile>, diags: &mut Diagnostics) -> Vec<Res
     for (i, fx) in gate.value.fixtures.iter().enumerate() {
         let ptr = format!("/fixtures/{i}");
         if out.iter().any(|f| f.name == fx.name) {
-            diags.push(gate.diag(
-                &format!("{ptr}/name"),
-                format!("fixture `{}` is defined twice", fx.name),
-            ));
+            diags.push(gate.diag(&format!("{ptr}/name"), format!("fixture `{}` is defined twice", fx.name)));
             continue;
         }
         let golden = fx.golden.as_ref().map(|g| gate.resolve_path(g));
@@ -390,14 +324,8 @@ fn resolve_fixtures(gate: &Loaded<GateFile>, diags: &mut Diagnostics) -> Vec<Res
                     ));
                 }
                 (
-                    FrameSource::Synthetic {
-                        spec: spec.clone(),
-                        distorted: false,
-                    },
-                    FrameSource::Synthetic {
-                        spec: spec.clone(),
-                        distorted: true,
-                    },
+                    FrameSource::Synthetic { spec: spec.clone(), distorted: false },
+                    FrameSource::Synthetic { spec: spec.clone(), distorted: true },
                 )
             }
             (None, Some(r), Some(d)) => {
@@ -410,13 +338,8 @@ fn resolve_fixtures(gate: &Loaded<GateFile>, diags: &mut Diagnostics) -> Vec<Res
                         Some(geometry) => Some(FrameSource::Raw { path, geometry }),
                         None => {
                             diags.push(
-                                gate.diag(
-                                    &format!("{ptr}/{key}"),
-                                    format!("raw YUV file `{rel}` needs a `geometry`"),
-                                )
-                                .expected(
-                                    "geometry: {width, height, bit_depth, chroma} (or a .y4m file)",
-                                ),
+                                gate.diag(&format!("{ptr}/{key}"), format!("raw YUV file `{rel}` needs a `geometry`"))
+                                    .expected("geometry: {width, height, bit_depth, chroma} (or a .y4m file)"),
                             );
                             None
                         }
@@ -429,26 +352,22 @@ fn resolve_fixtures(gate: &Loaded<GateFile>, diags: &mut Diagnostics) -> Vec<Res
             }
             _ => {
                 diags.push(
-                    gate.diag(&ptr, format!("fixture `{}` needs either `synthetic` or both `reference` and `distorted`", fx.name))
-                        .expected("`synthetic: {...}`, or `reference:` and `distorted:` file paths"),
+                    gate.diag(
+                        &ptr,
+                        format!("fixture `{}` needs either `synthetic` or both `reference` and `distorted`", fx.name),
+                    )
+                    .expected("`synthetic: {...}`, or `reference:` and `distorted:` file paths"),
                 );
                 continue;
             }
         };
-        out.push(ResolvedFixture {
-            name: fx.name.clone(),
-            reference,
-            distorted,
-            golden,
-            expected_frames: fx.frames,
-        });
+        out.push(ResolvedFixture { name: fx.name.clone(), reference, distorted, golden, expected_frames: fx.frames });
     }
     out
 }
 
 fn is_y4m(path: &Path) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
 }
 
 /// Whether a fixture name matches a pair's filter (exact or trailing `*`).
@@ -477,35 +396,20 @@ fn resolve_pairs(
         let mut ok = true;
         for (side, name) in [("a", &spec.a), ("b", &spec.b)] {
             if !backends.contains_key(name) {
-                let at = if short {
-                    format!("{ptr}/{}", if side == "a" { 0 } else { 1 })
-                } else {
-                    format!("{ptr}/{side}")
-                };
-                let mut d = gate.diag(
-                    &at,
-                    format!("backend `{name}` is not declared under `backends`"),
-                );
+                let at =
+                    if short { format!("{ptr}/{}", if side == "a" { 0 } else { 1 }) } else { format!("{ptr}/{side}") };
+                let mut d = gate.diag(&at, format!("backend `{name}` is not declared under `backends`"));
                 d = d.expected(format!("one of: {}", backend_names.join(", ")));
                 diags.push(d.suggest(nearest(name, backend_names.iter().copied())));
                 ok = false;
             }
         }
         if spec.a == spec.b {
-            diags.push(gate.diag(
-                &ptr,
-                format!(
-                    "a pair needs two different backends, got `{}` twice",
-                    spec.a
-                ),
-            ));
+            diags.push(gate.diag(&ptr, format!("a pair needs two different backends, got `{}` twice", spec.a)));
             ok = false;
         }
         if !seen.insert((spec.a.clone(), spec.b.clone())) {
-            diags.push(gate.diag(
-                &ptr,
-                format!("pair {} vs {} is listed twice", spec.a, spec.b),
-            ));
+            diags.push(gate.diag(&ptr, format!("pair {} vs {} is listed twice", spec.a, spec.b)));
             ok = false;
         }
         let pair_features = match &spec.features {
@@ -534,20 +438,13 @@ fn resolve_pairs(
                 for (j, p) in patterns.iter().enumerate() {
                     if !names.iter().any(|n| fixture_matches(p, n)) {
                         diags.push(
-                            gate.diag(
-                                &format!("{ptr}/fixtures/{j}"),
-                                format!("`{p}` matches no fixture"),
-                            )
-                            .suggest(nearest(p, names.iter().copied())),
+                            gate.diag(&format!("{ptr}/fixtures/{j}"), format!("`{p}` matches no fixture"))
+                                .suggest(nearest(p, names.iter().copied())),
                         );
                         ok = false;
                     }
                 }
-                names
-                    .iter()
-                    .filter(|n| patterns.iter().any(|p| fixture_matches(p, n)))
-                    .map(|n| n.to_string())
-                    .collect()
+                names.iter().filter(|n| patterns.iter().any(|p| fixture_matches(p, n))).map(|n| n.to_string()).collect()
             }
         };
         if ok {

@@ -44,22 +44,13 @@ impl SpanIndex {
 
     /// The position of the key of the mapping entry at `pointer`.
     pub fn key(&self, pointer: &str) -> Option<Pos> {
-        self.keys
-            .get(pointer)
-            .copied()
-            .or_else(|| self.find(pointer))
+        self.keys.get(pointer).copied().or_else(|| self.find(pointer))
     }
 }
 
 enum Frame {
-    Map {
-        pointer: String,
-        key: Option<String>,
-    },
-    Seq {
-        pointer: String,
-        next: usize,
-    },
+    Map { pointer: String, key: Option<String> },
+    Seq { pointer: String, next: usize },
 }
 
 #[derive(Default)]
@@ -88,9 +79,7 @@ impl Builder {
                 None => {
                     // A key: remember it; complex (non-scalar) keys are not indexed.
                     let k = scalar.unwrap_or_default().to_string();
-                    self.index
-                        .keys
-                        .insert(format!("{pointer}/{}", escape(&k)), pos);
+                    self.index.keys.insert(format!("{pointer}/{}", escape(&k)), pos);
                     *key = Some(k);
                     None
                 }
@@ -101,10 +90,7 @@ impl Builder {
 
 impl MarkedEventReceiver for Builder {
     fn on_event(&mut self, ev: Event, mark: Marker) {
-        let pos = Pos {
-            line: mark.line(),
-            column: mark.col() + 1,
-        };
+        let pos = Pos { line: mark.line(), column: mark.col() + 1 };
         match ev {
             Event::Scalar(value, ..) => {
                 if let Some(p) = self.next_pointer(Some(&value), pos) {
@@ -137,36 +123,17 @@ impl MarkedEventReceiver for Builder {
 mod tests {
     use super::*;
 
-    const DOC: &str =
-        "name: x\nfeatures:\n  - psnr\n  - name: vif\n    tolerance: 1\nmap:\n  a/b: {c: [1, 2]}\n";
+    const DOC: &str = "name: x\nfeatures:\n  - psnr\n  - name: vif\n    tolerance: 1\nmap:\n  a/b: {c: [1, 2]}\n";
 
     #[test]
     fn finds_values_keys_and_ancestors() {
         let idx = SpanIndex::build(DOC);
         assert_eq!(idx.find("/name"), Some(Pos { line: 1, column: 7 }));
         assert_eq!(idx.find("/features/0"), Some(Pos { line: 3, column: 5 }));
-        assert_eq!(
-            idx.find("/features/1/tolerance"),
-            Some(Pos {
-                line: 5,
-                column: 16
-            })
-        );
-        assert_eq!(
-            idx.key("/features/1/tolerance"),
-            Some(Pos { line: 5, column: 5 })
-        );
-        assert_eq!(
-            idx.find("/map/a~1b/c/1"),
-            Some(Pos {
-                line: 7,
-                column: 15
-            })
-        );
+        assert_eq!(idx.find("/features/1/tolerance"), Some(Pos { line: 5, column: 16 }));
+        assert_eq!(idx.key("/features/1/tolerance"), Some(Pos { line: 5, column: 5 }));
+        assert_eq!(idx.find("/map/a~1b/c/1"), Some(Pos { line: 7, column: 16 }));
         // A missing child falls back to its parent.
-        assert_eq!(
-            idx.find("/features/1/adr"),
-            Some(Pos { line: 4, column: 5 })
-        );
+        assert_eq!(idx.find("/features/1/adr"), Some(Pos { line: 4, column: 5 }));
     }
 }

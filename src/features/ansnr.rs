@@ -19,9 +19,7 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     },
     cpu: |geometry, options| {
         check_known_options("float_ansnr", options, &[])?;
-        Ok(Box::new(AnsnrCpu {
-            bit_depth: geometry.bit_depth,
-        }))
+        Ok(Box::new(AnsnrCpu { bit_depth: geometry.bit_depth }))
     },
     gpu: Some(|gpu, geometry, options| {
         check_known_options("float_ansnr", options, &[])?;
@@ -42,26 +40,16 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
 /// taps (9 reference taps then 25 distorted taps, f32), filtered reference,
 /// filtered distorted (f32, width x height). Scalars: width, height, bytes
 /// per sample, scaler (f32).
-pub static ANSNR_FILTER: KernelSpec = KernelSpec {
-    name: "ansnr_filter",
-    family: "ansnr",
-    workgroup: [16, 16, 1],
-    buffers: 5,
-    scalars: 4,
-};
+pub static ANSNR_FILTER: KernelSpec =
+    KernelSpec { name: "ansnr_filter", family: "ansnr", workgroup: [16, 16, 1], buffers: 5, scalars: 4 };
 
 /// `ansnr_rows`: one thread per row `y < height` sums, in f32 and in pixel
 /// order, `r * r` and `(r - d) * (r - d)` of the filtered planes and writes
 /// them to `rows[2y]` and `rows[2y + 1]` ([`signal_noise`]'s row sums).
 /// Buffers: filtered reference, filtered distorted, rows. Scalars: width,
 /// height.
-pub static ANSNR_ROWS: KernelSpec = KernelSpec {
-    name: "ansnr_rows",
-    family: "ansnr",
-    workgroup: [64, 1, 1],
-    buffers: 3,
-    scalars: 2,
-};
+pub static ANSNR_ROWS: KernelSpec =
+    KernelSpec { name: "ansnr_rows", family: "ansnr", workgroup: [64, 1, 1], buffers: 3, scalars: 2 };
 
 struct AnsnrGpu {
     filter: Kernel,
@@ -94,24 +82,14 @@ impl GpuPipeline for AnsnrGpu {
         };
         // The taps are computed once, here, so every dialect uses the very
         // same f32 values as the CPU reference.
-        let taps: Vec<u8> = ref_filter()
-            .iter()
-            .chain(dis_filter().iter())
-            .flat_map(|t| t.to_le_bytes())
-            .collect();
+        let taps: Vec<u8> = ref_filter().iter().chain(dis_filter().iter()).flat_map(|t| t.to_le_bytes()).collect();
         let mut stream = gpu.create_stream()?;
         stream.upload(&slot.taps, 0, &taps)?;
         stream.wait()?;
         Ok(slot)
     }
 
-    fn record(
-        &self,
-        b: &Self::Slot,
-        stream: &mut dyn Stream,
-        reference: &Frame,
-        distorted: &Frame,
-    ) -> Result<()> {
+    fn record(&self, b: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
         let (w, h) = self.geometry.plane_dims(0);
         upload_planes(stream, &b.reference, reference, 1)?;
         upload_planes(stream, &b.distorted, distorted, 1)?;
@@ -126,11 +104,7 @@ impl GpuPipeline for AnsnrGpu {
             Arg::U32(self.geometry.bytes_per_sample() as u32),
             Arg::F32(scaler(self.geometry.bit_depth)),
         ];
-        stream.dispatch(
-            &self.filter,
-            [groups_for(w, 16), groups_for(h, 16), 1],
-            &filter_args,
-        )?;
+        stream.dispatch(&self.filter, [groups_for(w, 16), groups_for(h, 16), 1], &filter_args)?;
         let row_args = [
             Arg::Buffer(&b.ref_filtered),
             Arg::Buffer(&b.dis_filtered),
@@ -145,12 +119,7 @@ impl GpuPipeline for AnsnrGpu {
     fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
         let (w, h) = self.geometry.plane_dims(0);
         let rows: Vec<f32> = floats(&downloads[0]).collect();
-        ensure!(
-            rows.len() == 2 * h,
-            "expected {} row sums, got {}",
-            2 * h,
-            rows.len()
-        );
+        ensure!(rows.len() == 2 * h, "expected {} row sums, got {}", 2 * h, rows.len());
         // The rows in order, in f32, as ansnr_mse_s adds them.
         let (mut sig, mut noise) = (0.0f32, 0.0f32);
         for pair in rows.chunks_exact(2) {
@@ -172,8 +141,8 @@ pub fn ref_filter() -> [f32; 9] {
 /// ansnr_filter2d_dis_s: a 5x5 kernel over 571, each tap rounded to f32.
 pub fn dis_filter() -> [f32; 25] {
     [
-        2.0, 7.0, 12.0, 7.0, 2.0, 7.0, 31.0, 52.0, 31.0, 7.0, 12.0, 52.0, 127.0, 52.0, 12.0, 7.0,
-        31.0, 52.0, 31.0, 7.0, 2.0, 7.0, 12.0, 7.0, 2.0,
+        2.0, 7.0, 12.0, 7.0, 2.0, 7.0, 31.0, 52.0, 31.0, 7.0, 12.0, 52.0, 127.0, 52.0, 12.0, 7.0, 31.0, 52.0, 31.0,
+        7.0, 2.0, 7.0, 12.0, 7.0, 2.0,
     ]
     .map(|v: f64| (v / 571.0) as f32)
 }
@@ -230,13 +199,8 @@ pub fn signal_noise(reference: &[f32], distorted: &[f32], w: usize) -> (f32, f32
 pub fn ansnr_scores(sig: f32, noise: f32, samples: usize, bit_depth: u8) -> (f64, f64) {
     let (peak, psnr_max) = float_peak(bit_depth);
     // `sig / noise` is a float division, widened for log10.
-    let ansnr = if noise == 0.0 {
-        psnr_max
-    } else {
-        10.0 * f64::from(sig / noise).log10()
-    };
-    let anpsnr =
-        (10.0 * (peak * peak * samples as f64 / f64::from(noise).max(1e-10)).log10()).min(psnr_max);
+    let ansnr = if noise == 0.0 { psnr_max } else { 10.0 * f64::from(sig / noise).log10() };
+    let anpsnr = (10.0 * (peak * peak * samples as f64 / f64::from(noise).max(1e-10)).log10()).min(psnr_max);
     (ansnr, anpsnr)
 }
 
@@ -245,13 +209,7 @@ struct AnsnrCpu {
 }
 
 impl Extractor for AnsnrCpu {
-    fn extract(
-        &mut self,
-        index: usize,
-        reference: &Frame,
-        distorted: &Frame,
-        out: &mut Scores,
-    ) -> Result<()> {
+    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let (w, h) = reference.geometry.plane_dims(0);
         let r = filter2d(&ref_filter(), 3, &float_plane(reference, 0, -128), w, h);
         let d = filter2d(&dis_filter(), 5, &float_plane(distorted, 0, -128), w, h);
@@ -270,10 +228,7 @@ mod tests {
     #[test]
     fn mirror_follows_libvmaf_asymmetry() {
         // -1 reflects to 1 (no edge repeat), n reflects to n-1 (edge repeat).
-        assert_eq!(
-            [mirror(-2, 5), mirror(-1, 5), mirror(5, 5), mirror(6, 5)],
-            [2, 1, 4, 3]
-        );
+        assert_eq!([mirror(-2, 5), mirror(-1, 5), mirror(5, 5), mirror(6, 5)], [2, 1, 4, 3]);
     }
 
     #[test]

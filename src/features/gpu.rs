@@ -20,13 +20,7 @@ pub trait GpuPipeline: Send + 'static {
     fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot>;
 
     /// Records one frame pair's uploads, dispatches and downloads.
-    fn record(
-        &self,
-        slot: &Self::Slot,
-        stream: &mut dyn Stream,
-        reference: &Frame,
-        distorted: &Frame,
-    ) -> Result<()>;
+    fn record(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()>;
 
     /// Turns one frame's downloads (in recording order) into scores.
     fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()>;
@@ -50,51 +44,30 @@ impl<P: GpuPipeline> GpuExtractor<P> {
     pub fn boxed(gpu: Arc<dyn Gpu>, pipeline: P) -> Result<Box<dyn Extractor>> {
         let slots = (0..IN_FLIGHT)
             .map(|_| {
-                Ok(Slot {
-                    stream: gpu.create_stream()?,
-                    buffers: pipeline.new_slot(gpu.as_ref())?,
-                    pending: None,
-                })
+                Ok(Slot { stream: gpu.create_stream()?, buffers: pipeline.new_slot(gpu.as_ref())?, pending: None })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Box::new(GpuExtractor {
-            pipeline,
-            slots,
-            _gpu: gpu,
-        }))
+        Ok(Box::new(GpuExtractor { pipeline, slots, _gpu: gpu }))
     }
 
     fn complete(pipeline: &P, slot: &mut Slot<P::Slot>, out: &mut Scores) -> Result<()> {
         if let Some(index) = slot.pending.take() {
-            let downloads = slot
-                .stream
-                .wait()
-                .with_context(|| format!("frame {index}"))?;
-            pipeline
-                .finish(index, &downloads, out)
-                .with_context(|| format!("frame {index}"))?;
+            let downloads = slot.stream.wait().with_context(|| format!("frame {index}"))?;
+            pipeline.finish(index, &downloads, out).with_context(|| format!("frame {index}"))?;
         }
         Ok(())
     }
 }
 
 impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
-    fn extract(
-        &mut self,
-        index: usize,
-        reference: &Frame,
-        distorted: &Frame,
-        out: &mut Scores,
-    ) -> Result<()> {
+    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let n = self.slots.len();
         let slot = &mut self.slots[index % n];
         Self::complete(&self.pipeline, slot, out)?;
         self.pipeline
             .record(&slot.buffers, slot.stream.as_mut(), reference, distorted)
             .with_context(|| format!("frame {index}"))?;
-        slot.stream
-            .submit()
-            .with_context(|| format!("frame {index}"))?;
+        slot.stream.submit().with_context(|| format!("frame {index}"))?;
         slot.pending = Some(index);
         Ok(())
     }
@@ -122,21 +95,14 @@ pub fn planes_bytes(geometry: &Geometry, planes: usize) -> usize {
 }
 
 /// Uploads the first `planes` planes of `frame` (they are contiguous).
-pub fn upload_planes(
-    stream: &mut dyn Stream,
-    dst: &Buffer,
-    frame: &Frame,
-    planes: usize,
-) -> Result<()> {
+pub fn upload_planes(stream: &mut dyn Stream, dst: &Buffer, frame: &Frame, planes: usize) -> Result<()> {
     let bytes = planes_bytes(&frame.geometry, planes);
     stream.upload(dst, 0, &frame.samples.as_bytes()[..bytes])
 }
 
 /// Little-endian u32 words of a download.
 pub fn words(bytes: &[u8]) -> impl Iterator<Item = u32> + '_ {
-    bytes
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+    bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
 }
 
 /// f32 values of a download.
@@ -149,10 +115,7 @@ pub fn floats(bytes: &[u8]) -> impl Iterator<Item = f32> + '_ {
 pub fn sum_u64_partials(bytes: &[u8], stride: usize) -> Result<Vec<u64>> {
     let w: Vec<u32> = words(bytes).collect();
     if stride == 0 || !w.len().is_multiple_of(2 * stride) {
-        bail!(
-            "partial sums: {} words is not a whole number of groups of {stride} 64-bit values",
-            w.len()
-        );
+        bail!("partial sums: {} words is not a whole number of groups of {stride} 64-bit values", w.len());
     }
     let mut totals = vec![0u64; stride];
     for group in w.chunks_exact(2 * stride) {

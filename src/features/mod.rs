@@ -22,13 +22,7 @@ pub type Options = BTreeMap<String, Value>;
 /// Scores a sequence of frame pairs, one pair at a time, like libvmaf's
 /// `extract`/`flush`. Temporal features may record a frame's score late.
 pub trait Extractor: Send {
-    fn extract(
-        &mut self,
-        index: usize,
-        reference: &Frame,
-        distorted: &Frame,
-        out: &mut Scores,
-    ) -> Result<()>;
+    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()>;
 
     /// Called once after the last frame: record whatever is pending.
     fn flush(&mut self, _out: &mut Scores) -> Result<()> {
@@ -51,12 +45,7 @@ pub struct FeatureImpl {
     pub gpu: Option<GpuFactory>,
 }
 
-static IMPLEMENTATIONS: &[&FeatureImpl] = &[
-    &psnr::PSNR,
-    &psnr::FLOAT_PSNR,
-    &moment::FLOAT_MOMENT,
-    &ansnr::FLOAT_ANSNR,
-];
+static IMPLEMENTATIONS: &[&FeatureImpl] = &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR];
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {
@@ -98,10 +87,7 @@ pub fn check_known_options(feature: &str, options: &Options, known: &[&str]) -> 
         if !known.contains(&key.as_str()) {
             match crate::config::suggest::nearest(key, known.iter().copied()) {
                 Some(s) => bail!("{feature} has no option `{key}` (did you mean `{s}`?)"),
-                None => bail!(
-                    "{feature} has no option `{key}`; it takes: {}",
-                    known.join(", ")
-                ),
+                None => bail!("{feature} has no option `{key}`; it takes: {}", known.join(", ")),
             }
         }
     }
@@ -125,10 +111,7 @@ pub(crate) mod testutil {
             content: Content::default(),
             distortion: Distortion::default(),
         };
-        let src = |distorted| crate::fixture::FrameSource::Synthetic {
-            spec: spec.clone(),
-            distorted,
-        };
+        let src = |distorted| crate::fixture::FrameSource::Synthetic { spec: spec.clone(), distorted };
         LoadedFixture::load(&src(false), &src(true), None).unwrap()
     }
 }

@@ -1,9 +1,7 @@
 //! `float_moment` (libvmaf float_moment.c + moment.c): first and second
 //! moments of the luma of both pictures.
 
-use super::gpu::{
-    GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, upload_planes, word_buffer,
-};
+use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, upload_planes, word_buffer};
 use super::picture::{float_plane, scaler};
 use super::{Extractor, FeatureImpl, check_known_options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
@@ -11,12 +9,8 @@ use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
 use anyhow::Result;
 
-pub const METRICS: [&str; 4] = [
-    "float_moment_ref1st",
-    "float_moment_dis1st",
-    "float_moment_ref2nd",
-    "float_moment_dis2nd",
-];
+pub const METRICS: [&str; 4] =
+    ["float_moment_ref1st", "float_moment_dis1st", "float_moment_ref2nd", "float_moment_dis2nd"];
 
 pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
     name: "float_moment",
@@ -30,10 +24,7 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
     },
     gpu: Some(|gpu, geometry, options| {
         check_known_options("float_moment", options, &[])?;
-        let pipeline = MomentGpu {
-            kernel: gpu.load_kernel(&MOMENT_SUMS)?,
-            geometry: *geometry,
-        };
+        let pipeline = MomentGpu { kernel: gpu.load_kernel(&MOMENT_SUMS)?, geometry: *geometry };
         GpuExtractor::boxed(gpu, pipeline)
     }),
 };
@@ -43,13 +34,8 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
 /// `[gx * chunk, (gx + 1) * chunk)` and writes four (lo, hi) u32 pairs at
 /// `partials[8 * gx]`: Σ ref, Σ dis, Σ ref², Σ dis². Buffers: reference,
 /// distorted, partials. Scalars: luma samples, bytes per sample, chunk.
-pub static MOMENT_SUMS: KernelSpec = KernelSpec {
-    name: "moment_sums",
-    family: "moment",
-    workgroup: [256, 1, 1],
-    buffers: 3,
-    scalars: 3,
-};
+pub static MOMENT_SUMS: KernelSpec =
+    KernelSpec { name: "moment_sums", family: "moment", workgroup: [256, 1, 1], buffers: 3, scalars: 3 };
 
 /// Samples each `moment_sums` work group reduces (16 per thread).
 const CHUNK: usize = 256 * 16;
@@ -70,20 +56,10 @@ impl GpuPipeline for MomentGpu {
 
     fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot> {
         let luma = planes_bytes(&self.geometry, 1);
-        Ok([
-            word_buffer(gpu, luma)?,
-            word_buffer(gpu, luma)?,
-            gpu.create_buffer(self.groups() as usize * 32)?,
-        ])
+        Ok([word_buffer(gpu, luma)?, word_buffer(gpu, luma)?, gpu.create_buffer(self.groups() as usize * 32)?])
     }
 
-    fn record(
-        &self,
-        b: &Self::Slot,
-        stream: &mut dyn Stream,
-        reference: &Frame,
-        distorted: &Frame,
-    ) -> Result<()> {
+    fn record(&self, b: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
         upload_planes(stream, &b[0], reference, 1)?;
         upload_planes(stream, &b[1], distorted, 1)?;
         let args = [
@@ -132,13 +108,7 @@ pub fn moments(plane: &[f32]) -> (f64, f64) {
 struct MomentCpu;
 
 impl Extractor for MomentCpu {
-    fn extract(
-        &mut self,
-        index: usize,
-        reference: &Frame,
-        distorted: &Frame,
-        out: &mut Scores,
-    ) -> Result<()> {
+    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let (r1, r2) = moments(&float_plane(reference, 0, 0));
         let (d1, d2) = moments(&float_plane(distorted, 0, 0));
         for (name, value) in METRICS.iter().zip([r1, d1, r2, d2]) {

@@ -1,8 +1,6 @@
 //! `psnr` (libvmaf integer_psnr.c) and `float_psnr` (float_psnr.c + psnr.c).
 
-use super::gpu::{
-    GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, upload_planes, word_buffer,
-};
+use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, upload_planes, word_buffer};
 use super::picture::{float_peak, float_plane, scaler};
 use super::{Extractor, FeatureImpl, Options, bool_option, check_known_options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
@@ -17,14 +15,7 @@ pub static PSNR: FeatureImpl = FeatureImpl {
     gpu: Some(|gpu, geometry, options| {
         let params = PsnrParams::new(geometry, options)?;
         let sse = SseKernel::new(gpu.as_ref(), geometry, params.planes)?;
-        GpuExtractor::boxed(
-            gpu,
-            PsnrGpu {
-                sse,
-                params,
-                geometry: *geometry,
-            },
-        )
+        GpuExtractor::boxed(gpu, PsnrGpu { sse, params, geometry: *geometry })
     }),
 };
 
@@ -36,20 +27,12 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
     },
     cpu: |geometry, options| {
         check_known_options("float_psnr", options, &[])?;
-        Ok(Box::new(FloatPsnrCpu {
-            bit_depth: geometry.bit_depth,
-        }))
+        Ok(Box::new(FloatPsnrCpu { bit_depth: geometry.bit_depth }))
     },
     gpu: Some(|gpu, geometry, options| {
         check_known_options("float_psnr", options, &[])?;
         let sse = SseKernel::new(gpu.as_ref(), geometry, 1)?;
-        GpuExtractor::boxed(
-            gpu,
-            FloatPsnrGpu {
-                sse,
-                geometry: *geometry,
-            },
-        )
+        GpuExtractor::boxed(gpu, FloatPsnrGpu { sse, geometry: *geometry })
     }),
 };
 
@@ -58,11 +41,7 @@ const PSNR_OPTIONS: &[&str] = &["enable_chroma"];
 
 fn psnr_metrics(options: &Options) -> Result<Vec<String>> {
     check_known_options("psnr", options, PSNR_OPTIONS)?;
-    let planes = if bool_option(options, "enable_chroma", true)? {
-        3
-    } else {
-        1
-    };
+    let planes = if bool_option(options, "enable_chroma", true)? { 3 } else { 1 };
     Ok(PSNR_NAMES[..planes].iter().map(|s| s.to_string()).collect())
 }
 
@@ -95,11 +74,7 @@ impl PsnrParams {
 
     pub fn record(&self, sse: &[u64], geometry: &Geometry, index: usize, out: &mut Scores) {
         for p in 0..self.planes {
-            out.record(
-                PSNR_NAMES[p],
-                index,
-                self.psnr(sse[p], geometry.plane_samples(p)),
-            );
+            out.record(PSNR_NAMES[p], index, self.psnr(sse[p], geometry.plane_samples(p)));
         }
     }
 }
@@ -130,23 +105,14 @@ struct PsnrCpu {
 
 impl PsnrCpu {
     fn new(geometry: &Geometry, options: &Options) -> Result<Self> {
-        Ok(PsnrCpu {
-            params: PsnrParams::new(geometry, options)?,
-        })
+        Ok(PsnrCpu { params: PsnrParams::new(geometry, options)? })
     }
 }
 
 impl Extractor for PsnrCpu {
-    fn extract(
-        &mut self,
-        index: usize,
-        reference: &Frame,
-        distorted: &Frame,
-        out: &mut Scores,
-    ) -> Result<()> {
-        let sse: Vec<u64> = (0..self.params.planes)
-            .map(|p| plane_sse(reference.plane(p), distorted.plane(p)))
-            .collect();
+    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
+        let sse: Vec<u64> =
+            (0..self.params.planes).map(|p| plane_sse(reference.plane(p), distorted.plane(p))).collect();
         self.params.record(&sse, &reference.geometry, index, out);
         Ok(())
     }
@@ -164,13 +130,7 @@ struct FloatPsnrCpu {
 }
 
 impl Extractor for FloatPsnrCpu {
-    fn extract(
-        &mut self,
-        index: usize,
-        reference: &Frame,
-        distorted: &Frame,
-        out: &mut Scores,
-    ) -> Result<()> {
+    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let (r, d) = (float_plane(reference, 0, 0), float_plane(distorted, 0, 0));
         // psnr.c: the difference and its square in float, accumulated in double.
         let noise: f64 = r
@@ -181,11 +141,7 @@ impl Extractor for FloatPsnrCpu {
                 f64::from(diff * diff)
             })
             .fold(0.0, |acc, v| acc + v);
-        out.record(
-            "float_psnr",
-            index,
-            float_psnr_score(noise, r.len(), self.bit_depth),
-        );
+        out.record("float_psnr", index, float_psnr_score(noise, r.len(), self.bit_depth));
         Ok(())
     }
 }
@@ -196,13 +152,8 @@ impl Extractor for FloatPsnrCpu {
 /// writes its sum as a (lo, hi) u32 pair at `partials[2 * (p * groups_x + gx)]`.
 /// Buffers: reference frame, distorted frame, partials. Scalars: luma
 /// samples, samples per chroma plane, planes, bytes per sample, chunk.
-pub static PSNR_SSE: KernelSpec = KernelSpec {
-    name: "psnr_sse",
-    family: "psnr",
-    workgroup: [256, 1, 1],
-    buffers: 3,
-    scalars: 5,
-};
+pub static PSNR_SSE: KernelSpec =
+    KernelSpec { name: "psnr_sse", family: "psnr", workgroup: [256, 1, 1], buffers: 3, scalars: 5 };
 
 /// Samples each `psnr_sse` work group reduces (16 per thread).
 const SSE_CHUNK: usize = 256 * 16;
@@ -220,23 +171,13 @@ struct SseKernel {
 impl SseKernel {
     fn new(gpu: &dyn Gpu, geometry: &Geometry, planes: usize) -> Result<Self> {
         let luma = geometry.plane_samples(0);
-        let chroma = if planes > 1 {
-            geometry.plane_samples(1)
-        } else {
-            0
-        };
+        let chroma = if planes > 1 { geometry.plane_samples(1) } else { 0 };
         Ok(SseKernel {
             kernel: gpu.load_kernel(&PSNR_SSE)?,
             planes,
             groups_x: groups_for(luma, SSE_CHUNK as u32),
             frame_bytes: planes_bytes(geometry, planes),
-            scalars: [
-                luma as u32,
-                chroma as u32,
-                planes as u32,
-                geometry.bytes_per_sample() as u32,
-                SSE_CHUNK as u32,
-            ],
+            scalars: [luma as u32, chroma as u32, planes as u32, geometry.bytes_per_sample() as u32, SSE_CHUNK as u32],
         })
     }
 
@@ -252,26 +193,11 @@ impl SseKernel {
         ])
     }
 
-    fn record(
-        &self,
-        b: &[Buffer; 3],
-        stream: &mut dyn Stream,
-        reference: &Frame,
-        distorted: &Frame,
-    ) -> Result<()> {
+    fn record(&self, b: &[Buffer; 3], stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
         upload_planes(stream, &b[0], reference, self.planes)?;
         upload_planes(stream, &b[1], distorted, self.planes)?;
         let [s0, s1, s2, s3, s4] = self.scalars.map(Arg::U32);
-        let args = [
-            Arg::Buffer(&b[0]),
-            Arg::Buffer(&b[1]),
-            Arg::Buffer(&b[2]),
-            s0,
-            s1,
-            s2,
-            s3,
-            s4,
-        ];
+        let args = [Arg::Buffer(&b[0]), Arg::Buffer(&b[1]), Arg::Buffer(&b[2]), s0, s1, s2, s3, s4];
         stream.dispatch(&self.kernel, [self.groups_x, self.planes as u32, 1], &args)?;
         stream.download(&b[2], 0, self.partials_bytes())
     }
@@ -280,9 +206,7 @@ impl SseKernel {
     fn sums(&self, partials: &[u8]) -> Result<Vec<u64>> {
         let groups = self.groups_x as usize;
         (0..self.planes)
-            .map(|p| {
-                sum_u64_partials(&partials[p * groups * 8..(p + 1) * groups * 8], 1).map(|v| v[0])
-            })
+            .map(|p| sum_u64_partials(&partials[p * groups * 8..(p + 1) * groups * 8], 1).map(|v| v[0]))
             .collect()
     }
 }
@@ -300,13 +224,7 @@ impl GpuPipeline for PsnrGpu {
         self.sse.buffers(gpu)
     }
 
-    fn record(
-        &self,
-        slot: &Self::Slot,
-        stream: &mut dyn Stream,
-        reference: &Frame,
-        distorted: &Frame,
-    ) -> Result<()> {
+    fn record(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
         self.sse.record(slot, stream, reference, distorted)
     }
 
@@ -329,13 +247,7 @@ impl GpuPipeline for FloatPsnrGpu {
         self.sse.buffers(gpu)
     }
 
-    fn record(
-        &self,
-        slot: &Self::Slot,
-        stream: &mut dyn Stream,
-        reference: &Frame,
-        distorted: &Frame,
-    ) -> Result<()> {
+    fn record(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
         self.sse.record(slot, stream, reference, distorted)
     }
 
@@ -348,11 +260,7 @@ impl GpuPipeline for FloatPsnrGpu {
         out.record(
             "float_psnr",
             index,
-            float_psnr_score(
-                noise,
-                self.geometry.plane_samples(0),
-                self.geometry.bit_depth,
-            ),
+            float_psnr_score(noise, self.geometry.plane_samples(0), self.geometry.bit_depth),
         );
         Ok(())
     }
@@ -368,23 +276,14 @@ mod tests {
     fn identical_frames_hit_psnr_max() {
         let fx = synthetic(10, Chroma::Yuv420, 1);
         let geo = fx.geometry;
-        let scores = run_extractor(
-            (PSNR.cpu)(&geo, &Options::new()).unwrap(),
-            &LoadedPair::same(&fx),
-            &|| {},
-        )
-        .unwrap();
+        let scores = run_extractor((PSNR.cpu)(&geo, &Options::new()).unwrap(), &LoadedPair::same(&fx), &|| {}).unwrap();
         assert_eq!(scores.get("psnr_y").unwrap(), &[72.0]);
         assert_eq!(scores.get("psnr_cr").unwrap(), &[72.0]);
     }
 
     #[test]
     fn psnr_matches_the_closed_form() {
-        let p = PsnrParams {
-            planes: 1,
-            peak: 255,
-            psnr_max: 60.0,
-        };
+        let p = PsnrParams { planes: 1, peak: 255, psnr_max: 60.0 };
         // mse = 1 → 10 log10(255²)
         assert!((p.psnr(100, 100) - 48.130_803_608_679_1).abs() < 1e-12);
     }

@@ -31,10 +31,7 @@ pub fn diff_metric(a: &[f64], b: &[f64], tolerance: f64) -> MetricDiff {
 
 /// Per-frame |a − b| (None where either side is non-finite), for charts.
 pub fn abs_diff_series(a: &[f64], b: &[f64]) -> Vec<Option<f64>> {
-    a.iter()
-        .zip(b)
-        .map(|(&x, &y)| (x.is_finite() && y.is_finite()).then(|| (x - y).abs()))
-        .collect()
+    a.iter().zip(b).map(|(&x, &y)| (x.is_finite() && y.is_finite()).then(|| (x - y).abs())).collect()
 }
 
 /// How many f32 values lie between `a` and `b` once both are rounded to
@@ -43,11 +40,7 @@ pub fn ulp_distance_f32(a: f64, b: f64) -> u64 {
     fn ordered(v: f32) -> i64 {
         let bits = v.to_bits() as i32;
         // Map sign-magnitude to a monotonic integer line (-0.0 == +0.0).
-        i64::from(if bits < 0 {
-            i32::MIN.wrapping_sub(bits)
-        } else {
-            bits
-        })
+        i64::from(if bits < 0 { i32::MIN.wrapping_sub(bits) } else { bits })
     }
     ordered(a as f32).abs_diff(ordered(b as f32))
 }
@@ -67,15 +60,8 @@ mod tests {
 
     #[test]
     fn non_finite_is_a_mismatch_even_on_both_sides() {
-        let d = diff_metric(
-            &[f64::NAN, 1.0, f64::INFINITY],
-            &[f64::NAN, 1.0, f64::INFINITY],
-            1.0,
-        );
-        assert_eq!(
-            (d.mismatches, d.non_finite, d.first_non_finite_frame),
-            (2, 2, Some(0))
-        );
+        let d = diff_metric(&[f64::NAN, 1.0, f64::INFINITY], &[f64::NAN, 1.0, f64::INFINITY], 1.0);
+        assert_eq!((d.mismatches, d.non_finite, d.first_non_finite_frame), (2, 2, Some(0)));
         assert_eq!(d.max_abs_diff, Some(0.0));
     }
 
@@ -88,14 +74,8 @@ mod tests {
     #[test]
     fn ulps() {
         assert_eq!(ulp_distance_f32(1.0, 1.0), 0);
-        assert_eq!(
-            ulp_distance_f32(1.0, f64::from(f32::from_bits(1.0f32.to_bits() + 3))),
-            3
-        );
+        assert_eq!(ulp_distance_f32(1.0, f64::from(f32::from_bits(1.0f32.to_bits() + 3))), 3);
         assert_eq!(ulp_distance_f32(0.0, -0.0), 0);
-        assert_eq!(
-            ulp_distance_f32(f64::from(f32::from_bits(1)), -f64::from(f32::from_bits(1))),
-            2
-        );
+        assert_eq!(ulp_distance_f32(f64::from(f32::from_bits(1)), -f64::from(f32::from_bits(1))), 2);
     }
 }

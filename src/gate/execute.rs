@@ -43,11 +43,8 @@ type FixtureSlot = OnceLock<Result<Arc<LoadedFixture>, FixtureError>>;
 pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
     let started = Instant::now();
     let backends = open_backends(plan, &options.open);
-    let fixtures: HashMap<(usize, String), FixtureSlot> = plan
-        .cells
-        .iter()
-        .map(|c| ((c.gate, c.fixture.clone()), OnceLock::new()))
-        .collect();
+    let fixtures: HashMap<(usize, String), FixtureSlot> =
+        plan.cells.iter().map(|c| ((c.gate, c.fixture.clone()), OnceLock::new())).collect();
 
     // The sides every runnable cell needs, each computed once.
     let mut needed = BTreeSet::new();
@@ -71,35 +68,20 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
         .map(|key| {
             let gate = &plan.gates[key.gate];
             let fixture = find_fixture(gate, &key.fixture);
-            let feature = gate
-                .features
-                .iter()
-                .find(|f| f.name == key.feature)
-                .expect("planned feature");
-            let backend = backends[&(key.gate, key.backend.clone())]
-                .as_ref()
-                .expect("ready backend");
+            let feature = gate.features.iter().find(|f| f.name == key.feature).expect("planned feature");
+            let backend = backends[&(key.gate, key.backend.clone())].as_ref().expect("ready backend");
             let slot = &fixtures[&(key.gate, key.fixture.clone())];
             let load = || slot.get_or_init(|| load_fixture(fixture)).clone();
             let on_frame = || bar.inc(1);
             let t0 = Instant::now();
-            let request = SideRequest {
-                feature,
-                fixture,
-                frames: &load,
-                on_frame: &on_frame,
-            };
+            let request = SideRequest { feature, fixture, frames: &load, on_frame: &on_frame };
             let result = backend.compute(&request);
             (key.clone(), (result, t0.elapsed().as_secs_f64()))
         })
         .collect();
     bar.finish_and_clear();
 
-    let cells = plan
-        .cells
-        .iter()
-        .map(|cell| assemble(plan, &backends, &sides, cell))
-        .collect();
+    let cells = plan.cells.iter().map(|cell| assemble(plan, &backends, &sides, cell)).collect();
     let mut timing_sides: Vec<SideTiming> = sides
         .iter()
         .map(|(k, (r, secs))| SideTiming {
@@ -110,15 +92,10 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
             seconds: *secs,
         })
         .collect();
-    timing_sides.sort_by(|a, b| {
-        (&a.backend, &a.feature, &a.fixture).cmp(&(&b.backend, &b.feature, &b.fixture))
-    });
+    timing_sides.sort_by(|a, b| (&a.backend, &a.feature, &a.fixture).cmp(&(&b.backend, &b.feature, &b.fixture)));
     Outcome {
         cells,
-        timing: Timing {
-            wall_seconds: started.elapsed().as_secs_f64(),
-            sides: timing_sides,
-        },
+        timing: Timing { wall_seconds: started.elapsed().as_secs_f64(), sides: timing_sides },
         warnings: Vec::new(),
     }
 }
@@ -134,16 +111,9 @@ fn open_backends(plan: &Plan, options: &OpenOptions) -> HashMap<(usize, String),
                 continue;
             }
             let decl = &plan.gates[cell.gate].backends[name];
-            let identity = format!(
-                "{name}|{:?}|{:?}|{:?}",
-                decl.kind,
-                decl.device,
-                decl.command.as_ref().map(|c| &c.argv)
-            );
-            let opened = by_decl
-                .entry(identity)
-                .or_insert_with(|| backend::open(decl, options))
-                .clone();
+            let identity =
+                format!("{name}|{:?}|{:?}|{:?}", decl.kind, decl.device, decl.command.as_ref().map(|c| &c.argv));
+            let opened = by_decl.entry(identity).or_insert_with(|| backend::open(decl, options)).clone();
             out.insert(key, opened);
         }
     }
@@ -165,40 +135,23 @@ fn readiness(
     for name in [&cell.a, &cell.b] {
         let reason = match &backends[&(cell.gate, name.clone())] {
             Err(reason) => Some(format!("{name} unavailable: {reason}")),
-            Ok(b) => b
-                .supports(&cell.feature)
-                .err()
-                .map(|r| format!("{name}: {r}")),
+            Ok(b) => b.supports(&cell.feature).err().map(|r| format!("{name}: {r}")),
         };
         if let Some(r) = reason {
             required |= decl(plan, cell, name).required;
-            let kind = if decl(plan, cell, name).required {
-                "required"
-            } else {
-                "optional"
-            };
+            let kind = if decl(plan, cell, name).required { "required" } else { "optional" };
             problems.push(format!("{r} ({kind})"));
         }
     }
     if problems.is_empty() {
         Ok(())
     } else {
-        Err((
-            if required {
-                Status::Error
-            } else {
-                Status::Skip
-            },
-            problems.join("; "),
-        ))
+        Err((if required { Status::Error } else { Status::Skip }, problems.join("; ")))
     }
 }
 
 fn find_fixture<'a>(gate: &'a ResolvedGate, name: &str) -> &'a ResolvedFixture {
-    gate.fixtures
-        .iter()
-        .find(|f| f.name == name)
-        .expect("planned fixture")
+    gate.fixtures.iter().find(|f| f.name == name).expect("planned fixture")
 }
 
 fn load_fixture(fixture: &ResolvedFixture) -> Result<Arc<LoadedFixture>, FixtureError> {
@@ -206,10 +159,7 @@ fn load_fixture(fixture: &ResolvedFixture) -> Result<Arc<LoadedFixture>, Fixture
     if let Some(expected) = fixture.expected_frames
         && expected != loaded.frames()
     {
-        return Err(FixtureError::UnexpectedFrameCount {
-            expected,
-            actual: loaded.frames(),
-        });
+        return Err(FixtureError::UnexpectedFrameCount { expected, actual: loaded.frames() });
     }
     Ok(Arc::new(loaded))
 }
@@ -227,18 +177,14 @@ fn progress_bar(
     let total: u64 = sides
         .iter()
         .filter(|k| {
-            backends[&(k.gate, k.backend.clone())]
-                .as_ref()
-                .is_ok_and(|b| b.device().kind != DeviceKind::Recorded)
+            backends[&(k.gate, k.backend.clone())].as_ref().is_ok_and(|b| b.device().kind != DeviceKind::Recorded)
         })
         .map(|k| estimate_frames(find_fixture(&plan.gates[k.gate], &k.fixture)) as u64)
         .sum();
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed}] {bar:32} {pos}/{len} frames scored ({per_sec})",
-        )
-        .expect("static template"),
+        ProgressStyle::with_template("{spinner} [{elapsed}] {bar:32} {pos}/{len} frames scored ({per_sec})")
+            .expect("static template"),
     );
     bar
 }
@@ -247,8 +193,9 @@ fn progress_bar(
 fn estimate_frames(fixture: &ResolvedFixture) -> usize {
     match &fixture.reference {
         FrameSource::Synthetic { spec, .. } => spec.frames as usize,
-        FrameSource::Raw { path, geometry } => std::fs::metadata(path)
-            .map_or(0, |m| (m.len() / geometry.frame_bytes() as u64) as usize),
+        FrameSource::Raw { path, geometry } => {
+            std::fs::metadata(path).map_or(0, |m| (m.len() / geometry.frame_bytes() as u64) as usize)
+        }
         FrameSource::Y4m { .. } => fixture.expected_frames.unwrap_or(0),
     }
 }
@@ -256,21 +203,11 @@ fn estimate_frames(fixture: &ResolvedFixture) -> usize {
 /// The tolerance of a cell: the pair's own, else the feature's default as
 /// the calibration table adjusts it for each GPU side's arch_id (the looser
 /// of two GPU sides decides).
-pub fn decide_tolerance(
-    gate: &ResolvedGate,
-    cell: &CellPlan,
-    devices: [Option<&DeviceInfo>; 2],
-) -> Tolerance {
+pub fn decide_tolerance(gate: &ResolvedGate, cell: &CellPlan, devices: [Option<&DeviceInfo>; 2]) -> Tolerance {
     if let Some(t) = &cell.pair_tolerance {
-        return Tolerance {
-            abs: t.abs,
-            source: format!("pair:{}-vs-{}", cell.a, cell.b),
-        };
+        return Tolerance { abs: t.abs, source: format!("pair:{}-vs-{}", cell.a, cell.b) };
     }
-    let default = Tolerance {
-        abs: cell.feature.tolerance,
-        source: "default".into(),
-    };
+    let default = Tolerance { abs: cell.feature.tolerance, source: "default".into() };
     let Some((_, table)) = &gate.calibration else {
         return default;
     };
@@ -294,10 +231,7 @@ fn check_provenance(backend: &dyn Backend, out: &SideOutput) -> Result<(), Strin
     }
     let expected = backend.device();
     if out.device.kind != DeviceKind::Gpu {
-        return Err(format!(
-            "reported a {:?} device, not a GPU",
-            out.device.kind
-        ));
+        return Err(format!("reported a {:?} device, not a GPU", out.device.kind));
     }
     if out.device.arch_id != expected.arch_id || out.device.name != expected.name {
         return Err(format!(
@@ -307,10 +241,7 @@ fn check_provenance(backend: &dyn Backend, out: &SideOutput) -> Result<(), Strin
     }
     match out.dispatches {
         Some(n) if n > 0 => Ok(()),
-        _ => Err(format!(
-            "no kernel completed on {}: the side did not run on its GPU",
-            expected.name
-        )),
+        _ => Err(format!("no kernel completed on {}: the side did not run on its GPU", expected.name)),
     }
 }
 
@@ -332,10 +263,7 @@ fn assemble(
         note: String::new(),
         tolerance_abs: cell.feature.tolerance,
         tolerance_source: "default".into(),
-        adr: cell
-            .pair_tolerance
-            .as_ref()
-            .map_or_else(|| cell.feature.adr.clone(), |t| t.adr.clone()),
+        adr: cell.pair_tolerance.as_ref().map_or_else(|| cell.feature.adr.clone(), |t| t.adr.clone()),
         precision: cell.feature.precision,
         n_frames: None,
         metrics: cell.feature.metrics.clone(),
@@ -385,19 +313,11 @@ fn assemble(
         }
     }
     if a.frames != b.frames {
-        problems.push(format!(
-            "frame-count mismatch: {} has {} frames, {} has {}",
-            cell.a, a.frames, cell.b, b.frames
-        ));
+        problems.push(format!("frame-count mismatch: {} has {} frames, {} has {}", cell.a, a.frames, cell.b, b.frames));
     }
     for (name, output) in [(&cell.a, a), (&cell.b, b)] {
-        let missing: Vec<&str> = cell
-            .feature
-            .metrics
-            .iter()
-            .filter(|m| output.scores.get(m).is_none())
-            .map(String::as_str)
-            .collect();
+        let missing: Vec<&str> =
+            cell.feature.metrics.iter().filter(|m| output.scores.get(m).is_none()).map(String::as_str).collect();
         if !missing.is_empty() {
             problems.push(format!("{name} produced no {}", missing.join(", ")));
         }
@@ -415,10 +335,7 @@ fn assemble(
     let mut worst: Option<(usize, f64, &str)> = None;
     let mut notes = Vec::new();
     for metric in &cell.feature.metrics {
-        let (va, vb) = (
-            padded(a.scores.get(metric).expect("checked")),
-            padded(b.scores.get(metric).expect("checked")),
-        );
+        let (va, vb) = (padded(a.scores.get(metric).expect("checked")), padded(b.scores.get(metric).expect("checked")));
         let d = diff_metric(&va, &vb, tolerance.abs);
         if d.mismatches > 0 {
             let rank = (d.mismatches, d.max_abs_diff.unwrap_or(f64::INFINITY));
@@ -427,48 +344,30 @@ fn assemble(
             }
             notes.push(mismatch_note(metric, &d, a.frames, tolerance.abs));
         }
-        out.per_metric_max_abs_diff
-            .insert(metric.clone(), d.max_abs_diff);
-        out.per_metric_mismatches
-            .insert(metric.clone(), d.mismatches);
+        out.per_metric_max_abs_diff.insert(metric.clone(), d.max_abs_diff);
+        out.per_metric_mismatches.insert(metric.clone(), d.mismatches);
         out.per_metric.insert(metric.clone(), d);
     }
     if let Some((_, _, metric)) = worst {
         out.status = Status::Fail;
         out.note = notes.join("; ");
-        let (va, vb) = (
-            padded(a.scores.get(metric).expect("checked")),
-            padded(b.scores.get(metric).expect("checked")),
-        );
-        out.worst_series = Some(Series {
-            metric: metric.to_string(),
-            abs_diff: abs_diff_series(&va, &vb),
-        });
+        let (va, vb) = (padded(a.scores.get(metric).expect("checked")), padded(b.scores.get(metric).expect("checked")));
+        out.worst_series = Some(Series { metric: metric.to_string(), abs_diff: abs_diff_series(&va, &vb) });
     } else {
         out.status = Status::Ok;
     }
     out
 }
 
-fn mismatch_note(
-    metric: &str,
-    d: &crate::report::model::MetricDiff,
-    frames: usize,
-    tol: f64,
-) -> String {
+fn mismatch_note(metric: &str, d: &crate::report::model::MetricDiff, frames: usize, tol: f64) -> String {
     let mut s = format!("{metric}: {} of {frames} frames mismatch", d.mismatches);
     if let (Some(m), Some(f)) = (d.max_abs_diff, d.worst_frame)
         && m > tol
     {
-        s.push_str(&format!(
-            " (worst |Δ| {m:.3e} at frame {f}, tolerance {tol:.0e})"
-        ));
+        s.push_str(&format!(" (worst |Δ| {m:.3e} at frame {f}, tolerance {tol:.0e})"));
     }
     if let Some(f) = d.first_non_finite_frame {
-        s.push_str(&format!(
-            " ({} non-finite, first at frame {f})",
-            d.non_finite
-        ));
+        s.push_str(&format!(" ({} non-finite, first at frame {f})", d.non_finite));
     }
     s
 }

@@ -24,10 +24,7 @@ pub struct CellPlan {
 impl CellPlan {
     /// A stable identifier: `gate/feature/a-vs-b/fixture`.
     pub fn id(&self, gates: &[ResolvedGate]) -> String {
-        format!(
-            "{}/{}/{}-vs-{}/{}",
-            gates[self.gate].name, self.feature.name, self.a, self.b, self.fixture
-        )
+        format!("{}/{}/{}-vs-{}/{}", gates[self.gate].name, self.feature.name, self.a, self.b, self.fixture)
     }
 }
 
@@ -53,30 +50,18 @@ pub fn plan(gates: Vec<ResolvedGate>, filters: &Filters) -> Result<Plan, Diagnos
     let mut cells = Vec::new();
     for (g, gate) in gates.iter().enumerate() {
         for feature in &gate.features {
-            if filters
-                .features
-                .as_ref()
-                .is_some_and(|f| !f.contains(&feature.name))
-            {
+            if filters.features.as_ref().is_some_and(|f| !f.contains(&feature.name)) {
                 continue;
             }
             for pair in &gate.pairs {
                 if !pair.features.contains(&feature.name) {
                     continue;
                 }
-                if filters
-                    .backends
-                    .as_ref()
-                    .is_some_and(|b| !b.contains(&pair.a) || !b.contains(&pair.b))
-                {
+                if filters.backends.as_ref().is_some_and(|b| !b.contains(&pair.a) || !b.contains(&pair.b)) {
                     continue;
                 }
                 for fixture in &pair.fixtures {
-                    if filters
-                        .fixtures
-                        .as_ref()
-                        .is_some_and(|fs| !fs.iter().any(|p| fixture_matches(p, fixture)))
-                    {
+                    if filters.fixtures.as_ref().is_some_and(|fs| !fs.iter().any(|p| fixture_matches(p, fixture))) {
                         continue;
                     }
                     cells.push(CellPlan {
@@ -97,55 +82,30 @@ pub fn plan(gates: Vec<ResolvedGate>, filters: &Filters) -> Result<Plan, Diagnos
 /// Every name given on the command line must exist in some gate.
 fn check_filters(gates: &[ResolvedGate], filters: &Filters) -> Result<(), Diagnostics> {
     let mut diags = Diagnostics::default();
-    let mut check =
-        |flag: &str, given: &Option<Vec<String>>, known: BTreeSet<String>, patterns: bool| {
-            for name in given.iter().flatten() {
-                let found = if patterns {
-                    known.iter().any(|k| fixture_matches(name, k))
-                } else {
-                    known.contains(name)
-                };
-                if !found {
-                    let what = flag.trim_start_matches("--").trim_end_matches('s');
-                    diags.push(
-                        Diagnostic::file(
-                            Path::new("<command line>"),
-                            format!("{flag}: no {what} `{name}` in the gate"),
-                        )
-                        .expected(format!(
-                            "one of: {}",
-                            known.iter().cloned().collect::<Vec<_>>().join(", ")
-                        ))
+    let mut check = |flag: &str, given: &Option<Vec<String>>, known: BTreeSet<String>, patterns: bool| {
+        for name in given.iter().flatten() {
+            let found = if patterns { known.iter().any(|k| fixture_matches(name, k)) } else { known.contains(name) };
+            if !found {
+                let what = flag.trim_start_matches("--").trim_end_matches('s');
+                diags.push(
+                    Diagnostic::file(Path::new("<command line>"), format!("{flag}: no {what} `{name}` in the gate"))
+                        .expected(format!("one of: {}", known.iter().cloned().collect::<Vec<_>>().join(", ")))
                         .suggest(nearest(name, known.iter().map(String::as_str))),
-                    );
-                }
+                );
             }
-        };
+        }
+    };
     check(
         "--features",
         &filters.features,
-        gates
-            .iter()
-            .flat_map(|g| g.features.iter().map(|f| f.name.clone()))
-            .collect(),
+        gates.iter().flat_map(|g| g.features.iter().map(|f| f.name.clone())).collect(),
         false,
     );
-    check(
-        "--backends",
-        &filters.backends,
-        gates
-            .iter()
-            .flat_map(|g| g.backends.keys().cloned())
-            .collect(),
-        false,
-    );
+    check("--backends", &filters.backends, gates.iter().flat_map(|g| g.backends.keys().cloned()).collect(), false);
     check(
         "--fixtures",
         &filters.fixtures,
-        gates
-            .iter()
-            .flat_map(|g| g.fixtures.iter().map(|f| f.name.clone()))
-            .collect(),
+        gates.iter().flat_map(|g| g.fixtures.iter().map(|f| f.name.clone())).collect(),
         true,
     );
     diags.into_result()

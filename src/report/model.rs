@@ -10,9 +10,7 @@ use std::collections::BTreeMap;
 
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
 pub enum Status {
     /// Every metric within tolerance on every frame.
@@ -67,10 +65,7 @@ pub struct Tool {
 
 impl Tool {
     pub fn this() -> Self {
-        Tool {
-            name: "ulpgate".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        }
+        Tool { name: "ulpgate".into(), version: env!("CARGO_PKG_VERSION").into() }
     }
 }
 

@@ -17,35 +17,18 @@ pub const MARKER: &str = "<!-- ulpgate-report -->";
 /// Renders `report` with `template` (template source text).
 pub fn render(report: &Report, template: &str) -> Result<String> {
     let mut env = Environment::new();
-    env.set_syntax(
-        SyntaxConfig::builder()
-            .trim_blocks(true)
-            .build()
-            .expect("valid syntax"),
-    );
+    env.set_syntax(SyntaxConfig::builder().trim_blocks(true).build().expect("valid syntax"));
     env.add_filter("icon", icon);
     env.add_filter("num", num);
     env.add_filter("md", md);
     env.add_filter("worst_diff", worst_diff);
     env.add_filter("chart", chart);
-    env.add_template("report", template)
-        .context("the template does not parse")?;
-    let problems: Vec<&Cell> = report
-        .cells
-        .iter()
-        .filter(|c| matches!(c.status, Status::Fail | Status::Error))
-        .collect();
+    env.add_template("report", template).context("the template does not parse")?;
+    let problems: Vec<&Cell> =
+        report.cells.iter().filter(|c| matches!(c.status, Status::Fail | Status::Error)).collect();
     let mut devices: Vec<&DeviceInfo> = Vec::new();
-    for d in report
-        .cells
-        .iter()
-        .flat_map(|c| [&c.device_a, &c.device_b])
-        .flatten()
-    {
-        if !devices
-            .iter()
-            .any(|x| x.backend == d.backend && x.arch_id == d.arch_id && x.name == d.name)
-        {
+    for d in report.cells.iter().flat_map(|c| [&c.device_a, &c.device_b]).flatten() {
+        if !devices.iter().any(|x| x.backend == d.backend && x.arch_id == d.arch_id && x.name == d.name) {
             devices.push(d);
         }
     }
@@ -71,10 +54,7 @@ fn num(v: Value) -> String {
     match f64::try_from(v.clone()) {
         Ok(0.0) => "0".into(),
         Ok(x) if x.abs() < 1e-3 || x.abs() >= 1e5 => format!("{x:.2e}"),
-        Ok(x) => format!("{x:.6}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string(),
+        Ok(x) => format!("{x:.6}").trim_end_matches('0').trim_end_matches('.').to_string(),
         Err(_) if v.is_none() || v.is_undefined() => "—".into(),
         Err(_) => v.to_string(),
     }
@@ -105,26 +85,15 @@ fn worst_diff(cell: Value) -> String {
 /// points (the maximum of each bucket), so spikes stay visible.
 fn chart(cell: Value) -> String {
     let series = cell.get_attr("worst_series").ok();
-    let tol = cell
-        .get_attr("tolerance_abs")
-        .ok()
-        .and_then(|v| f64::try_from(v).ok())
-        .unwrap_or(0.0);
+    let tol = cell.get_attr("tolerance_abs").ok().and_then(|v| f64::try_from(v).ok()).unwrap_or(0.0);
     let Some(series) = series.filter(|s| !s.is_none()) else {
         return String::new();
     };
-    let metric = series
-        .get_attr("metric")
-        .map(|m| m.to_string())
-        .unwrap_or_default();
+    let metric = series.get_attr("metric").map(|m| m.to_string()).unwrap_or_default();
     let values: Vec<Option<f64>> = series
         .get_attr("abs_diff")
         .ok()
-        .and_then(|v| {
-            v.try_iter()
-                .ok()
-                .map(|it| it.map(|x| f64::try_from(x).ok()).collect())
-        })
+        .and_then(|v| v.try_iter().ok().map(|it| it.map(|x| f64::try_from(x).ok()).collect()))
         .unwrap_or_default();
     if values.is_empty() {
         return String::new();
@@ -132,32 +101,16 @@ fn chart(cell: Value) -> String {
     let bucket = values.len().div_ceil(60);
     let points: Vec<f64> = values
         .chunks(bucket)
-        .map(|c| {
-            c.iter()
-                .map(|v| v.unwrap_or(f64::NAN))
-                .fold(0.0f64, |m, x| if x.is_nan() { m } else { m.max(x) })
-        })
+        .map(|c| c.iter().map(|v| v.unwrap_or(f64::NAN)).fold(0.0f64, |m, x| if x.is_nan() { m } else { m.max(x) }))
         .collect();
     let fmt = |x: f64| format!("{x:.3e}");
-    let xlabel = if bucket == 1 {
-        "frame".to_string()
-    } else {
-        format!("frame / {bucket}")
-    };
+    let xlabel = if bucket == 1 { "frame".to_string() } else { format!("frame / {bucket}") };
     let top = points.iter().copied().fold(tol, f64::max) * 1.1;
     format!(
         "```mermaid\nxychart-beta\n    title \"{metric}: per-frame |Δ| (bars) vs tolerance (line)\"\n    x-axis \"{xlabel}\" 0 --> {}\n    y-axis \"|Δ|\" 0 --> {}\n    bar [{}]\n    line [{}]\n```",
         points.len().saturating_sub(1),
         fmt(top),
-        points
-            .iter()
-            .map(|&x| fmt(x))
-            .collect::<Vec<_>>()
-            .join(", "),
-        points
-            .iter()
-            .map(|_| fmt(tol))
-            .collect::<Vec<_>>()
-            .join(", "),
+        points.iter().map(|&x| fmt(x)).collect::<Vec<_>>().join(", "),
+        points.iter().map(|_| fmt(tol)).collect::<Vec<_>>().join(", "),
     )
 }

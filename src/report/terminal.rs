@@ -8,19 +8,16 @@ use comfy_table::{Cell, Color, ContentArrangement, Table};
 /// many for one reason (no GPU here), grouped by reason below it.
 pub fn summary_table(report: &Report, color: bool) -> String {
     let mut table = Table::new();
-    table
-        .load_style(UTF8_FULL_CONDENSED)
-        .set_content_arrangement(ContentArrangement::Dynamic)
-        .set_header(vec![
-            "Status",
-            "Feature",
-            "Pair",
-            "Fixture",
-            "Max |Δ|",
-            "Tolerance",
-            "Source",
-            "Note",
-        ]);
+    table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(vec![
+        "Status",
+        "Feature",
+        "Pair",
+        "Fixture",
+        "Max |Δ|",
+        "Tolerance",
+        "Source",
+        "Note",
+    ]);
     if !color {
         table.force_no_tty();
     }
@@ -55,16 +52,9 @@ pub fn summary_table(report: &Report, color: bool) -> String {
             None => skipped.push((c.note.clone(), 1)),
         }
     }
-    let mut out = if table.row_count() > 0 {
-        format!("{table}\n")
-    } else {
-        String::new()
-    };
+    let mut out = if table.row_count() > 0 { format!("{table}\n") } else { String::new() };
     for (note, count) in skipped {
-        out.push_str(&format!(
-            "SKIP {count} cell{}: {note}\n",
-            if count == 1 { "" } else { "s" }
-        ));
+        out.push_str(&format!("SKIP {count} cell{}: {note}\n", if count == 1 { "" } else { "s" }));
     }
     let s = &report.summary;
     format!(

@@ -22,13 +22,8 @@ impl Staged {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let mut tmp = NamedTempFile::new_in(dir).with_context(|| {
-            format!(
-                "cannot write {}: cannot create a file in {}",
-                path.display(),
-                dir.display()
-            )
-        })?;
+        let mut tmp = NamedTempFile::new_in(dir)
+            .with_context(|| format!("cannot write {}: cannot create a file in {}", path.display(), dir.display()))?;
         tmp.write_all(contents)
             .and_then(|_| tmp.flush())
             .with_context(|| format!("cannot write {}", path.display()))?;
@@ -39,8 +34,7 @@ impl Staged {
     /// Renames every staged file into place.
     pub fn commit(self) -> Result<()> {
         for (tmp, path) in self.files {
-            tmp.persist(&path)
-                .with_context(|| format!("cannot write {}", path.display()))?;
+            tmp.persist(&path).with_context(|| format!("cannot write {}", path.display()))?;
         }
         Ok(())
     }
@@ -65,10 +59,6 @@ mod tests {
         assert!(staged.add(&dir.path().join("missing/b.md"), b"x").is_err());
         drop(staged);
         assert!(!good.exists());
-        assert_eq!(
-            std::fs::read_dir(dir.path()).unwrap().count(),
-            0,
-            "no temporary file left behind"
-        );
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary file left behind");
     }
 }
