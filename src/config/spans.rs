@@ -49,7 +49,7 @@ impl SpanIndex {
 }
 
 enum Frame {
-    Map { pointer: String, key: Option<String> },
+    Map { pointer: String, key: Option<String>, empty: bool },
     Seq { pointer: String, next: usize },
 }
 
@@ -74,10 +74,15 @@ impl Builder {
                 *next += 1;
                 Some(p)
             }
-            Some(Frame::Map { pointer, key }) => match key.take() {
+            Some(Frame::Map { pointer, key, empty }) => match key.take() {
                 Some(k) => Some(format!("{pointer}/{}", escape(&k))),
                 None => {
                     // A key: remember it; complex (non-scalar) keys are not indexed.
+                    // A block mapping is located by its first key (the
+                    // parser's mapping-start mark can point past it).
+                    if std::mem::take(empty) {
+                        self.index.values.insert(pointer.clone(), pos);
+                    }
                     let k = scalar.unwrap_or_default().to_string();
                     self.index.keys.insert(format!("{pointer}/{}", escape(&k)), pos);
                     *key = Some(k);
@@ -106,7 +111,7 @@ impl MarkedEventReceiver for Builder {
                 let pointer = self.next_pointer(None, pos).unwrap_or_default();
                 self.index.values.insert(pointer.clone(), pos);
                 self.stack.push(if matches!(ev, Event::MappingStart(..)) {
-                    Frame::Map { pointer, key: None }
+                    Frame::Map { pointer, key: None, empty: true }
                 } else {
                     Frame::Seq { pointer, next: 0 }
                 });
