@@ -89,10 +89,13 @@ impl GpuPipeline for AnsnrGpu {
         Ok(slot)
     }
 
-    fn record(&self, b: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
-        let (w, h) = self.geometry.plane_dims(0);
+    fn upload(&self, b: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
         upload_planes(stream, &b.reference, reference, 1)?;
-        upload_planes(stream, &b.distorted, distorted, 1)?;
+        upload_planes(stream, &b.distorted, distorted, 1)
+    }
+
+    fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
+        let (w, h) = self.geometry.plane_dims(0);
         let filter_args = [
             Arg::Buffer(&b.reference),
             Arg::Buffer(&b.distorted),

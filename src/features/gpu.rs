@@ -19,8 +19,13 @@ pub trait GpuPipeline: Send + 'static {
 
     fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot>;
 
-    /// Records one frame pair's uploads, dispatches and downloads.
-    fn record(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()>;
+    /// Records the uploads of one frame pair into the slot's buffers.
+    fn upload(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()>;
+
+    /// Records the dispatches and downloads that score the uploaded pair.
+    /// Separate from [`GpuPipeline::upload`] so a benchmark can time the
+    /// kernels with the frames already resident.
+    fn compute(&self, slot: &Self::Slot, stream: &mut dyn Stream) -> Result<()>;
 
     /// Turns one frame's downloads (in recording order) into scores.
     fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()>;
@@ -65,7 +70,8 @@ impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
         let slot = &mut self.slots[index % n];
         Self::complete(&self.pipeline, slot, out)?;
         self.pipeline
-            .record(&slot.buffers, slot.stream.as_mut(), reference, distorted)
+            .upload(&slot.buffers, slot.stream.as_mut(), reference, distorted)
+            .and_then(|()| self.pipeline.compute(&slot.buffers, slot.stream.as_mut()))
             .with_context(|| format!("frame {index}"))?;
         slot.stream.submit().with_context(|| format!("frame {index}"))?;
         slot.pending = Some(index);

@@ -59,9 +59,12 @@ impl GpuPipeline for MomentGpu {
         Ok([word_buffer(gpu, luma)?, word_buffer(gpu, luma)?, gpu.create_buffer(self.groups() as usize * 32)?])
     }
 
-    fn record(&self, b: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
+    fn upload(&self, b: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
         upload_planes(stream, &b[0], reference, 1)?;
-        upload_planes(stream, &b[1], distorted, 1)?;
+        upload_planes(stream, &b[1], distorted, 1)
+    }
+
+    fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
         let args = [
             Arg::Buffer(&b[0]),
             Arg::Buffer(&b[1]),

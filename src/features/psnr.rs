@@ -193,9 +193,12 @@ impl SseKernel {
         ])
     }
 
-    fn record(&self, b: &[Buffer; 3], stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
+    fn upload(&self, b: &[Buffer; 3], stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
         upload_planes(stream, &b[0], reference, self.planes)?;
-        upload_planes(stream, &b[1], distorted, self.planes)?;
+        upload_planes(stream, &b[1], distorted, self.planes)
+    }
+
+    fn compute(&self, b: &[Buffer; 3], stream: &mut dyn Stream) -> Result<()> {
         let [s0, s1, s2, s3, s4] = self.scalars.map(Arg::U32);
         let args = [Arg::Buffer(&b[0]), Arg::Buffer(&b[1]), Arg::Buffer(&b[2]), s0, s1, s2, s3, s4];
         stream.dispatch(&self.kernel, [self.groups_x, self.planes as u32, 1], &args)?;
@@ -224,8 +227,12 @@ impl GpuPipeline for PsnrGpu {
         self.sse.buffers(gpu)
     }
 
-    fn record(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
-        self.sse.record(slot, stream, reference, distorted)
+    fn upload(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
+        self.sse.upload(slot, stream, reference, distorted)
+    }
+
+    fn compute(&self, slot: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
+        self.sse.compute(slot, stream)
     }
 
     fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
@@ -247,8 +254,12 @@ impl GpuPipeline for FloatPsnrGpu {
         self.sse.buffers(gpu)
     }
 
-    fn record(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
-        self.sse.record(slot, stream, reference, distorted)
+    fn upload(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
+        self.sse.upload(slot, stream, reference, distorted)
+    }
+
+    fn compute(&self, slot: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
+        self.sse.compute(slot, stream)
     }
 
     fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
