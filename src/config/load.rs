@@ -76,14 +76,18 @@ pub fn load_yaml<T: DeserializeOwned + JsonSchema>(path: &Path) -> Result<Loaded
 }
 
 pub fn parse_yaml<T: DeserializeOwned + JsonSchema>(path: &Path, text: &str) -> Result<Loaded<T>, Diagnostics> {
+    let spans = SpanIndex::build(text);
     let yaml: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
-        let mut d = Diagnostic::file(path, format!("invalid YAML: {}", strip_location(&e.to_string())));
+        let msg = strip_location(&e.to_string());
+        if let Some(d) = duplicate_key(path, &spans, &msg) {
+            return d;
+        }
+        let mut d = Diagnostic::file(path, format!("invalid YAML: {msg}"));
         if let Some(loc) = e.location() {
             (d.line, d.column) = (Some(loc.line()), Some(loc.column()));
         }
         d
     })?;
-    let spans = SpanIndex::build(text);
     let json: Value = serde_json::to_value(&yaml)
         .map_err(|e| Diagnostic::file(path, format!("unsupported YAML (keys must be strings): {e}")))?;
     let schema = schema_of::<T>();
@@ -97,6 +101,25 @@ pub fn parse_yaml<T: DeserializeOwned + JsonSchema>(path: &Path, text: &str) -> 
     diags.into_result()?;
     let value = serde_json::from_value(json).map_err(|e| Diagnostic::file(path, e.to_string()))?;
     Ok(Loaded { path: path.to_path_buf(), value, spans })
+}
+
+/// serde_yaml reports a duplicate key at its mapping (`features: duplicate
+/// entry with key "psnr"`); point at the second occurrence of the key.
+fn duplicate_key(path: &Path, spans: &SpanIndex, msg: &str) -> Option<Diagnostic> {
+    let (at, rest) = msg.split_once(": duplicate entry with key \"")?;
+    let key = rest.strip_suffix('"')?;
+    let mut pointer = String::new();
+    for part in at.split('.') {
+        let (name, indices) = part.split_once('[').map_or((part, ""), |(n, i)| (n, i));
+        pointer.push('/');
+        pointer.push_str(&escape(name));
+        for index in indices.split('[').map(|i| i.trim_end_matches(']')).filter(|i| !i.is_empty()) {
+            pointer.push('/');
+            pointer.push_str(index);
+        }
+    }
+    let key_pointer = format!("{pointer}/{}", escape(key));
+    Some(Diagnostic::at_key(path, spans, &key_pointer, format!("`{key}` is defined twice")).expected("each key once"))
 }
 
 /// serde_yaml appends " at line L column C"; we print the location ourselves.

@@ -1,0 +1,278 @@
+//! Bad input of every kind gets a clear message, the documented exit code
+//! (2), and never a half-written report.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+fn run_gate(dir: &Path, gate: &Path) -> (i32, String, String, std::path::PathBuf) {
+    let json = dir.join("report.json");
+    let out = ulpgate().arg("run").arg(gate).arg("--json-out").arg(&json).output().unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+        json,
+    )
+}
+
+fn validate(path: &Path) -> (i32, String) {
+    let out = ulpgate().arg("validate").arg(path).output().unwrap();
+    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn malformed_yaml_names_file_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(dir.path(), "g.yaml", &format!("{HEADER}features: [psnr\nbackends: {{cpu: {{}}}}\n"));
+    let (code, err) = validate(&g);
+    assert_eq!(code, 2);
+    assert!(err.contains("g.yaml:5:") && err.contains("invalid YAML"), "{err}");
+    // `run` on the same file: exit 2, and no report written.
+    let (code, _, _, json) = run_gate(dir.path(), &g);
+    assert_eq!(code, 2);
+    assert!(!json.exists());
+}
+
+#[test]
+fn misspelt_feature_gets_the_nearest_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features: [psnr, float_pnsr]\nbackends: {{cpu: {{}}, golden: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n{FX_8BIT}"
+        ),
+    );
+    let (code, err) = validate(&g);
+    assert_eq!(code, 2);
+    assert!(err.contains("g.yaml:4:18: features[1]: unknown feature `float_pnsr`"), "{err}");
+    assert!(err.contains("help: did you mean `float_psnr`?"), "{err}");
+}
+
+#[test]
+fn negative_tolerance_is_refused_with_what_was_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features:\n  - name: psnr\n    tolerance: -1.0e-5\n    adr: ADR-1\nbackends: {{cpu: {{}}, golden: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n{FX_8BIT}"
+        ),
+    );
+    let (code, err) = validate(&g);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("g.yaml:6:16: features[0].tolerance: -1.0e-5 is too small")
+            || err.contains("features[0].tolerance"),
+        "{err}"
+    );
+    assert!(err.contains("expected: a number greater than 0"), "{err}");
+}
+
+#[test]
+fn missing_tolerance_in_the_registry_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = write(
+        dir.path(),
+        "features.yaml",
+        "schema_version: 1\nfeatures:\n  psnr:\n    metrics: [psnr_y]\n    adr: ADR-1\n",
+    );
+    let (code, err) = validate(&r);
+    assert_eq!(code, 2);
+    assert!(err.contains("features.yaml:4:5: features.psnr: missing required key `tolerance`"), "{err}");
+}
+
+#[test]
+fn a_tolerance_override_needs_its_adr() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features:\n  - name: psnr\n    tolerance: 1.0e-3\nbackends: {{cpu: {{}}, golden: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n{FX_8BIT}"
+        ),
+    );
+    let (code, err) = validate(&g);
+    assert_eq!(code, 2);
+    assert!(err.contains("a tolerance override needs the `adr`"), "{err}");
+}
+
+#[test]
+fn unknown_backend_and_unknown_keys_get_suggestions() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, vulkn: {{requird: false}}}}\npairs: [[cpu, vulkan]]\nfixtures:\n{FX_8BIT}"
+        ),
+    );
+    let (code, err) = validate(&g);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown key `requird`") && err.contains("did you mean `required`?"), "{err}");
+    // With the key fixed, the backend name itself is refused.
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, vulkn: {{required: false}}}}\npairs: [[cpu, vulkan]]\nfixtures:\n{FX_8BIT}"
+        ),
+    );
+    let (code, err) = validate(&g);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("g.yaml:5:21: backends.vulkn: unknown backend `vulkn`") && err.contains("did you mean `vulkan`?"),
+        "{err}"
+    );
+    assert!(err.contains("pairs[0][1]: backend `vulkan` is not declared under `backends`"), "{err}");
+}
+
+#[test]
+fn github_actions_gets_annotations_for_config_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!("{HEADER}features: [pnsr]\nbackends: {{cpu: {{}}}}\npairs: [[cpu, cpu]]\nfixtures:\n{FX_8BIT}"),
+    );
+    let out = ulpgate().env("GITHUB_ACTIONS", "true").arg("validate").arg(&g).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("::error file={},line=4,col=12,", g.display())), "{stdout}");
+    assert!(stdout.contains("did you mean `psnr`?"), "{stdout}");
+}
+
+/// A gate over one fixture whose files are given.
+fn file_gate(dir: &Path, reference: &str, distorted: &str) -> std::path::PathBuf {
+    write(
+        dir,
+        "g.yaml",
+        &format!(
+            "{HEADER}features: [psnr, float_psnr]\nbackends: {{cpu: {{}}, golden: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n  - name: fx\n    reference: {reference}\n    distorted: {distorted}\n    geometry: {{width: 200, height: 184, bit_depth: 8, chroma: \"420\"}}\n    golden: @ROOT@/fixtures/reference/scores/testsrc2_200x184_8bit_420/dist_x264\n"
+        ),
+    )
+}
+
+fn cells(json: &Path) -> Vec<serde_json::Value> {
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
+    report["cells"].as_array().unwrap().clone()
+}
+
+#[test]
+fn missing_fixture_is_an_error_cell_and_other_cells_go_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = file_gate(dir.path(), "missing.yuv", "@ROOT@/fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv");
+    let (code, stdout, _, json) = run_gate(dir.path(), &g);
+    assert_eq!(code, 2, "{stdout}");
+    for c in cells(&json) {
+        assert_eq!(c["status"], "ERROR");
+        assert!(c["note"].as_str().unwrap().contains("missing.yuv: file not found"), "{c}");
+    }
+}
+
+#[test]
+fn truncated_fixture_says_how_many_bytes_are_left_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read(root().join("fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv")).unwrap();
+    std::fs::write(dir.path().join("short.yuv"), &src[..src.len() - 1000]).unwrap();
+    let g = file_gate(dir.path(), "@ROOT@/fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv", "short.yuv");
+    let (code, _, _, json) = run_gate(dir.path(), &g);
+    assert_eq!(code, 2);
+    let note = cells(&json)[0]["note"].as_str().unwrap().to_string();
+    assert!(
+        note.contains("is not a whole number of 55200-byte frames")
+            && note.contains("11 whole frames and 54200 bytes left over"),
+        "{note}"
+    );
+}
+
+#[test]
+fn frame_count_mismatch_is_an_error_naming_both_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = std::fs::read(root().join("fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv")).unwrap();
+    std::fs::write(dir.path().join("eleven.yuv"), &src[..55200 * 11]).unwrap();
+    let g = file_gate(dir.path(), "@ROOT@/fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv", "eleven.yuv");
+    let (code, _, _, json) = run_gate(dir.path(), &g);
+    assert_eq!(code, 2);
+    let note = cells(&json)[0]["note"].as_str().unwrap().to_string();
+    assert!(note.contains("frame-count mismatch: reference has 12 frames, distorted has 11"), "{note}");
+}
+
+#[test]
+fn recorded_scores_with_another_frame_count_are_an_error() {
+    // The fixture has 11 frames on both sides; libvmaf recorded 12.
+    let dir = tempfile::tempdir().unwrap();
+    for (name, f) in [("r.yuv", "ref"), ("d.yuv", "dist_x264")] {
+        let src = std::fs::read(root().join(format!("fixtures/reference/testsrc2_200x184_8bit_420/{f}.yuv"))).unwrap();
+        std::fs::write(dir.path().join(name), &src[..55200 * 11]).unwrap();
+    }
+    let g = file_gate(dir.path(), "r.yuv", "d.yuv");
+    let (code, _, _, json) = run_gate(dir.path(), &g);
+    assert_eq!(code, 2);
+    let note = cells(&json)[0]["note"].as_str().unwrap().to_string();
+    assert!(note.contains("frame-count mismatch: golden has 12 frames, cpu has 11"), "{note}");
+}
+
+#[test]
+fn geometry_mismatch_between_y4m_sides_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let y4m = |w: u32, h: u32| {
+        let mut v = format!("YUV4MPEG2 W{w} H{h} F24:1 C420jpeg\n").into_bytes();
+        v.extend_from_slice(b"FRAME\n");
+        v.extend(std::iter::repeat_n(128u8, (w * h * 3 / 2) as usize));
+        v
+    };
+    std::fs::write(dir.path().join("a.y4m"), y4m(16, 16)).unwrap();
+    std::fs::write(dir.path().join("b.y4m"), y4m(32, 16)).unwrap();
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, golden: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n  - name: fx\n    reference: a.y4m\n    distorted: b.y4m\n    golden: .\n"
+        ),
+    );
+    let (code, _, _, json) = run_gate(dir.path(), &g);
+    assert_eq!(code, 2);
+    let note = cells(&json)[0]["note"].as_str().unwrap().to_string();
+    assert!(note.contains("geometry mismatch: reference is 16x16 8-bit 420, distorted is 32x16 8-bit 420"), "{note}");
+}
+
+#[test]
+fn an_unwritable_output_path_writes_nothing_at_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ok.json");
+    let md = dir.path().join("no/such/dir/r.md");
+    let out = ulpgate()
+        .args(["run", "--backends", "golden,cpu", "--features", "psnr", "--json-out"])
+        .arg(&json)
+        .arg("--md-out")
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot write") && err.contains("r.md"), "{err}");
+    assert!(!json.exists(), "the JSON report must not land when the Markdown cannot");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary files left");
+}
+
+#[test]
+fn a_missing_gate_file_is_a_clear_error() {
+    let out = ulpgate().args(["run", "gates/nope.yaml"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error: gates/nope.yaml: file not found"));
+}
+
+#[test]
+fn duplicate_features_in_the_registry_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = write(
+        dir.path(),
+        "features.yaml",
+        "schema_version: 1\nfeatures:\n  psnr: {metrics: [psnr_y], tolerance: 1.0e-5, adr: A}\n  psnr: {metrics: [psnr_y], tolerance: 1.0e-5, adr: A}\n",
+    );
+    let (code, err) = validate(&r);
+    assert_eq!(code, 2);
+    assert!(err.contains("features.yaml:4:3: features.psnr: `psnr` is defined twice"), "{err}");
+}

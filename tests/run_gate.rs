@@ -1,0 +1,152 @@
+//! `ulpgate run` end to end: the default gate, report contents, schema
+//! validity, determinism, and re-rendering.
+
+mod common;
+use common::*;
+
+#[test]
+fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, md) = (dir.path().join("r.json"), dir.path().join("r.md"));
+    let out = ulpgate()
+        .args(["run", "--backends", "golden,cpu", "--json-out"])
+        .arg(&json)
+        .arg("--md-out")
+        .arg(&md)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(report["schema_version"], 1);
+    let cells = report["cells"].as_array().unwrap();
+    // 4 features x 4 reference clips, each held to libvmaf within 1e-6.
+    assert_eq!(cells.len(), 16);
+    for c in cells {
+        assert_eq!(c["status"], "OK", "{c}");
+        assert_eq!(c["tolerance_abs"], 1e-6);
+        assert_eq!(c["tolerance_source"], "pair:golden-vs-cpu");
+        assert!(c["device_a"]["name"].as_str().unwrap().starts_with("libvmaf 3.2.0"), "{c}");
+        assert_eq!(c["device_b"]["kind"], "cpu");
+        let worst =
+            c["per_metric_max_abs_diff"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).fold(0.0, f64::max);
+        assert!(worst <= 1e-6 && worst > 0.0, "printed %.6f values differ a little from full precision: {worst}");
+    }
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.starts_with("<!-- ulpgate-report -->"));
+    assert!(md.contains("16 cells: **16 OK**"), "{md}");
+}
+
+#[test]
+fn gpu_backends_absent_from_this_build_or_machine_are_skipped_not_ok() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let out = ulpgate().args(["run", "--json-out"]).arg(&json).output().unwrap();
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for c in report["cells"].as_array().unwrap() {
+        let gpu = ["vulkan", "cuda", "opencl"].contains(&c["backend_b"].as_str().unwrap());
+        if gpu && c["status"] != "OK" {
+            assert_eq!(c["status"], "SKIP", "{c}");
+            assert!(
+                c["note"].as_str().unwrap().contains("unavailable") || c["note"].as_str().unwrap().contains("no GPU"),
+                "{c}"
+            );
+        }
+        if gpu && c["status"] == "OK" {
+            // Only a side proven to have run on a GPU device may be OK.
+            assert_eq!(c["device_b"]["kind"], "gpu", "{c}");
+        }
+    }
+    assert_eq!(out.status.code(), Some(report["exit_code"].as_i64().unwrap() as i32));
+}
+
+#[test]
+fn the_report_validates_against_the_checked_in_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    ulpgate().args(["run", "--json-out"]).arg(&json).output().unwrap();
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(root().join("schemas/report.schema.json")).unwrap()).unwrap();
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    let errors: Vec<String> = validator.iter_errors(&report).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn two_runs_give_identical_reports_apart_from_timing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
+    for p in [&a, &b] {
+        ulpgate().args(["run", "--backends", "golden,cpu", "--json-out"]).arg(p).output().unwrap();
+    }
+    let (a, b) = (std::fs::read_to_string(a).unwrap(), std::fs::read_to_string(b).unwrap());
+    assert_eq!(without_timing(&a), without_timing(&b));
+    // And textually: everything before the timing block is the same bytes.
+    let cut = |s: &str| s[..s.find("\"timing\"").unwrap()].to_string();
+    assert_eq!(cut(&a), cut(&b));
+}
+
+#[test]
+fn render_reproduces_the_markdown_of_a_saved_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, md) = (dir.path().join("r.json"), dir.path().join("r.md"));
+    ulpgate()
+        .args(["run", "--backends", "golden,cpu", "--json-out"])
+        .arg(&json)
+        .arg("--md-out")
+        .arg(&md)
+        .output()
+        .unwrap();
+    let out = ulpgate().arg("render").arg(&json).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), std::fs::read_to_string(&md).unwrap());
+    let summary = ulpgate().arg("render").arg(&json).args(["--builtin", "step-summary"]).output().unwrap();
+    assert!(String::from_utf8(summary.stdout).unwrap().contains("ulpgate OK: 16/16 OK"));
+}
+
+#[test]
+fn a_custom_template_renders_the_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    ulpgate()
+        .args(["run", "--backends", "golden,cpu", "--features", "psnr", "--json-out"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let t = write(dir.path(), "t.j2", "{% for c in report.cells %}{{ c.feature }}={{ c.status }};{% endfor %}");
+    let out = ulpgate().arg("render").arg(&json).arg("--template").arg(&t).output().unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "psnr=OK;".repeat(4));
+}
+
+#[test]
+fn filters_narrow_the_cells_and_typos_get_suggestions() {
+    let out = ulpgate().args(["run", "--quiet", "--features", "psnr", "--backends", "golden,cpu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("OK: 4 cells, 4 OK"));
+    let out = ulpgate().args(["run", "--features", "pnsr"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--features: no feature `pnsr`") && err.contains("did you mean `psnr`?"), "{err}");
+}
+
+#[test]
+fn score_prints_libvmaf_json_at_full_precision() {
+    let out = ulpgate()
+        .args(["score", "--backend", "cpu", "--feature", "psnr", "--width", "200", "--height", "184"])
+        .args(["--reference", "fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv"])
+        .args(["--distorted", "fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let frames = doc["frames"].as_array().unwrap();
+    assert_eq!(frames.len(), 12);
+    assert_eq!(frames[0]["frameNum"], 0);
+    // libvmaf printed 26.051694 for frame 0; we print every digit.
+    let v = frames[0]["metrics"]["psnr_y"].as_f64().unwrap();
+    assert!((v - 26.051694).abs() < 5e-7 && v.to_string().len() > 12, "{v}");
+    let pooled = &doc["pooled_metrics"]["psnr_y"];
+    assert!((pooled["mean"].as_f64().unwrap() - 24.975759).abs() < 1e-6);
+    assert!(pooled["harmonic_mean"].is_number());
+    assert_eq!(doc["device"]["kind"], "cpu");
+}
