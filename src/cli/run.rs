@@ -40,7 +40,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Outcome {
-    let files = if args.gates.is_empty() { vec![PathBuf::from("gates/default.yaml")] } else { args.gates };
+    let files = if args.gates.is_empty() {
+        let default = PathBuf::from("gates/default.yaml");
+        if !default.exists() {
+            let d = crate::config::Diagnostic::file(&default, "file not found (the default gate)")
+                .expected("to run from the repository root, or a gate file: `ulpgate run path/to/gate.yaml`");
+            return Err(Diagnostics::from(d).into());
+        }
+        vec![default]
+    } else {
+        args.gates
+    };
     let mut gates = Vec::new();
     let mut diags = Diagnostics::default();
     for f in &files {
