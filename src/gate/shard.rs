@@ -174,6 +174,75 @@ pub fn digest(ids: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::load_gate;
+    use crate::gate::{Filters, plan};
+
+    /// One feature; `cpu` shared by two pairs; fixtures of 40 and 4 x 10
+    /// frames of one size.
+    fn test_plan() -> Plan {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = concat!(env!("CARGO_MANIFEST_DIR"), "/gates/features.yaml");
+        let fixture = |name: &str, frames: u32| {
+            format!(
+                "  - name: {name}\n    synthetic: {{width: 32, height: 32, frames: {frames}, bit_depth: 8, chroma: \"420\"}}\n"
+            )
+        };
+        let text = format!(
+            "schema_version: 1\nname: t\nregistry: {registry}\nfeatures: [psnr]\nbackends:\n  cpu: {{}}\n  cpu2: {{kind: cpu}}\n  \
+             cpu3: {{kind: cpu}}\npairs:\n  - [cpu, cpu2]\n  - [cpu, cpu3]\nfixtures:\n{}{}{}{}{}",
+            fixture("small1", 10),
+            fixture("big", 40),
+            fixture("small2", 10),
+            fixture("small3", 10),
+            fixture("small4", 10),
+        );
+        let path = dir.path().join("t.yaml");
+        std::fs::write(&path, text).unwrap();
+        plan(vec![load_gate(&path).unwrap()], &Filters::default()).unwrap()
+    }
+
+    #[test]
+    fn balances_by_cost_and_keeps_shared_sides_together() {
+        let plan = test_plan();
+        let shard_of = assign(&plan, 2);
+        let fixtures_in = |s: usize| -> Vec<&str> {
+            let mut f: Vec<&str> =
+                plan.cells.iter().zip(&shard_of).filter(|(_, k)| **k == s).map(|(c, _)| c.fixture.as_str()).collect();
+            f.sort();
+            f.dedup();
+            f
+        };
+        // The 40-frame fixture weighs as much as the four 10-frame ones: a
+        // split by cell count would put 6 cells on one side and 4 on the other,
+        // a split by cost puts `big` (2 cells) alone.
+        assert_eq!(fixtures_in(0), ["big"]);
+        assert_eq!(fixtures_in(1), ["small1", "small2", "small3", "small4"]);
+        // Both pairs of a fixture share the cpu side: always one shard.
+        for (c, k) in plan.cells.iter().zip(&shard_of) {
+            let other = plan.cells.iter().zip(&shard_of).find(|(o, _)| o.fixture == c.fixture && o.b != c.b).unwrap();
+            assert_eq!(k, other.1);
+        }
+    }
+
+    #[test]
+    fn select_keeps_plan_order_and_records_positions() {
+        let whole = test_plan();
+        let ids: Vec<String> = whole.cells.iter().map(|c| c.id(&whole.gates)).collect();
+        let mut seen = Vec::new();
+        for k in 1..=3 {
+            let part = select(whole.clone(), ShardSpec { index: k, count: 3 });
+            let shard = part.shard.clone().unwrap();
+            assert_eq!((shard.index, shard.count, shard.plan_cells), (k, 3, 10));
+            assert_eq!(shard.plan_digest, digest(&ids));
+            assert!(shard.positions.windows(2).all(|w| w[0] < w[1]), "plan order");
+            for (cell, p) in part.cells.iter().zip(&shard.positions) {
+                assert_eq!(cell.id(&part.gates), ids[*p]);
+            }
+            seen.extend(shard.positions);
+        }
+        seen.sort();
+        assert_eq!(seen, (0..10).collect::<Vec<_>>());
+    }
 
     #[test]
     fn parses_k_of_n() {

@@ -6,7 +6,7 @@
 //! different ulpgate versions, shards of different plans, a shard missing
 //! or given twice, a gate run twice, a cell in two reports.
 
-use super::model::{Cell, GateRef, Report, SCHEMA_VERSION, Summary, Timing};
+use super::model::{Cell, GateRef, Report, SCHEMA_VERSION, Shard, Summary, Timing};
 use anyhow::{Result, bail};
 use std::collections::{BTreeSet, HashMap};
 use std::path::PathBuf;
@@ -40,8 +40,6 @@ pub fn merge(inputs: Vec<Input>) -> Result<Report> {
             );
         }
     }
-    check_unique_cells(&inputs)?;
-
     // Reports of one run share their gate list exactly.
     let mut groups: Vec<(Vec<GateRef>, Vec<Input>)> = Vec::new();
     for input in inputs {
@@ -50,6 +48,11 @@ pub fn merge(inputs: Vec<Input>) -> Result<Report> {
             None => groups.push((input.report.gates.clone(), vec![input])),
         }
     }
+    // The cause before its symptoms: shards of other plans share cells.
+    for (_, members) in &groups {
+        check_same_plan(members)?;
+    }
+    check_unique_cells(groups.iter().flat_map(|(_, m)| m))?;
     check_disjoint_gates(&groups)?;
 
     let tool = groups[0].1[0].report.tool.clone();
@@ -87,7 +90,7 @@ pub fn merge(inputs: Vec<Input>) -> Result<Report> {
     })
 }
 
-fn check_unique_cells(inputs: &[Input]) -> Result<()> {
+fn check_unique_cells<'a>(inputs: impl Iterator<Item = &'a Input>) -> Result<()> {
     let mut seen: HashMap<&str, &Input> = HashMap::new();
     for input in inputs {
         for cell in &input.report.cells {
@@ -129,6 +132,34 @@ fn check_disjoint_gates(groups: &[(Vec<GateRef>, Vec<Input>)]) -> Result<()> {
     Ok(())
 }
 
+/// Shards of one gate list must be shards of one plan.
+fn check_same_plan(members: &[Input]) -> Result<()> {
+    let shards: Vec<(&Input, &Shard)> =
+        members.iter().filter_map(|m| m.report.shard.as_ref().map(|s| (m, s))).collect();
+    let Some((first, reference)) = shards.first() else {
+        return Ok(());
+    };
+    for (m, s) in &shards[1..] {
+        if (s.count, s.plan_cells, &s.plan_digest) != (reference.count, reference.plan_cells, &reference.plan_digest) {
+            bail!(
+                "mismatched gates: {} is shard {}/{} of a plan of {} cells ({}), {} is shard {}/{} of a plan of {} cells \
+                 ({}): shards of different plans (other gate contents or filters)",
+                first.name(),
+                reference.index,
+                reference.count,
+                reference.plan_cells,
+                reference.plan_digest,
+                m.name(),
+                s.index,
+                s.count,
+                s.plan_cells,
+                s.plan_digest
+            );
+        }
+    }
+    Ok(())
+}
+
 /// The cells of one group, in plan order: one whole run, or every shard of
 /// one plan.
 fn group_cells(mut members: Vec<Input>) -> Result<Vec<Cell>> {
@@ -146,25 +177,6 @@ fn group_cells(mut members: Vec<Input>) -> Result<Vec<Cell>> {
     }
     let shard = |m: &Input| m.report.shard.clone().expect("checked: every member is a shard");
     let reference = shard(&members[0]);
-    for m in &members[1..] {
-        let s = shard(m);
-        if (s.count, s.plan_cells, &s.plan_digest) != (reference.count, reference.plan_cells, &reference.plan_digest) {
-            bail!(
-                "mismatched gates: {} is shard {}/{} of a plan of {} cells ({}), {} is shard {}/{} of a plan of {} cells \
-                 ({}): shards of different plans (other gate contents or filters)",
-                members[0].name(),
-                reference.index,
-                reference.count,
-                reference.plan_cells,
-                reference.plan_digest,
-                m.name(),
-                s.index,
-                s.count,
-                s.plan_cells,
-                s.plan_digest
-            );
-        }
-    }
     let mut by_index: HashMap<usize, &Input> = HashMap::new();
     for m in &members {
         let s = shard(m);
