@@ -208,14 +208,14 @@ pub struct DeclaredDevice {
     pub driver_version: Option<String>,
 }
 
-/// What an external command computes on.
+/// What an external command computes on: `cpu` (the report records the
+/// device as `external`) or `gpu` (recorded as `gpu`, so calibration rows
+/// apply to its arch_id).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum DeclaredKind {
-    /// A CPU (the report records the device as `external`).
     #[default]
     Cpu,
-    /// A GPU: recorded as `gpu`, so calibration rows apply to its arch_id.
     Gpu,
 }
 
