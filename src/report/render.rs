@@ -60,9 +60,10 @@ fn num(v: Value) -> String {
     }
 }
 
-/// Text safe inside a Markdown table cell.
+/// Text safe inside a Markdown table cell or paragraph: no HTML, no
+/// column break, one line.
 fn md(s: String) -> String {
-    s.replace('|', "\\|").replace('\n', "<br>")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('|', "\\|").replace('\n', "<br>")
 }
 
 /// The largest max |Δ| over a cell's metrics.
