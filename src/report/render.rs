@@ -20,6 +20,7 @@ pub fn render(report: &Report, template: &str) -> Result<String> {
     env.set_syntax(SyntaxConfig::builder().trim_blocks(true).build().expect("valid syntax"));
     env.add_filter("icon", icon);
     env.add_filter("num", num);
+    env.add_filter("exact", exact);
     env.add_filter("md", md);
     env.add_filter("worst_diff", worst_diff);
     env.add_filter("chart", chart);
@@ -55,6 +56,16 @@ fn num(v: Value) -> String {
         Ok(0.0) => "0".into(),
         Ok(x) if x.abs() < 1e-3 || x.abs() >= 1e5 => format!("{x:.2e}"),
         Ok(x) => format!("{x:.6}").trim_end_matches('0').trim_end_matches('.').to_string(),
+        Err(_) if v.is_none() || v.is_undefined() => "—".into(),
+        Err(_) => v.to_string(),
+    }
+}
+
+/// A value as it was computed (the shortest text that reads back as the
+/// same double), so two sides that differ in the 7th decimal look different.
+fn exact(v: Value) -> String {
+    match f64::try_from(v.clone()) {
+        Ok(x) => format!("{x}"),
         Err(_) if v.is_none() || v.is_undefined() => "—".into(),
         Err(_) => v.to_string(),
     }

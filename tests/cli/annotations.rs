@@ -94,6 +94,18 @@ fn fail_cells_are_charted_for_github() {
         assert_eq!(inner.split(", ").count(), 12, "{l}");
         assert!(inner.split(", ").all(|n| n.parse::<f64>().is_ok() && !n.contains(['e', 'E', 'N', 'i'])), "{l}");
     }
+    // Every table and chart starts a block of its own.
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, l) in lines.iter().enumerate().skip(1) {
+        let opens_table = l.starts_with('|') && !lines[i - 1].starts_with('|');
+        if opens_table || l.starts_with("```mermaid") {
+            assert_eq!(lines[i - 1], "", "no blank line before line {}: {l}\n{text}", i + 1);
+        }
+    }
+    // The worst frame's values, to the last digit: golden prints 6 decimals.
+    let y = lines.iter().find(|l| l.starts_with("| `psnr_y` |")).expect("a psnr_y row");
+    let values: Vec<&str> = y.split(" | ").collect();
+    assert!(values[5].len() > 12, "cpu's value at full precision: {y}");
     // The fixture's name cannot open HTML or break a table.
     assert!(text.contains("clip &lt;&amp;\"'&gt; x264"), "{text}");
     assert!(!text.contains("<&"));
