@@ -197,6 +197,7 @@ fn default_timeout() -> u64 {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeclaredDevice {
+    #[schemars(length(min = 1))]
     pub name: String,
     /// As Research-0041 spells it (`vulkan:0x8086:0x56a5`, `cuda:9.0`,
     /// `cpu:x86_64`): a `gpu` device's arch_id selects calibration rows.
