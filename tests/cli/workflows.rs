@@ -91,7 +91,7 @@ fn every_gate_a_workflow_runs_exists_and_validates() {
     }
     let expected: BTreeSet<String> =
         ["gates/pr-lavapipe.yaml", "gates/nightly-arc.yaml", "gates/nightly-nvidia.yaml"].map(String::from).into();
-    assert_eq!(checked, expected);
+    assert!(expected.is_subset(&checked), "found {checked:?}, expected at least {expected:?}");
 }
 
 #[test]
