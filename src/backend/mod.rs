@@ -2,6 +2,7 @@
 //! fixture. Each records the identity of the device that computed it.
 
 pub mod cpu;
+pub mod external;
 pub mod golden;
 pub mod gpu;
 mod gpu_backend;
@@ -99,7 +100,8 @@ pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Ba
     match decl.kind {
         BackendKind::Cpu => Ok(Arc::new(cpu::CpuBackend::new(&decl.name))),
         BackendKind::Golden => Ok(Arc::new(golden::GoldenBackend::new(&decl.name))),
-        BackendKind::Vulkan | BackendKind::Cuda | BackendKind::Opencl | BackendKind::External => {
+        BackendKind::External => Ok(Arc::new(external::ExternalBackend::new(decl)?)),
+        BackendKind::Vulkan | BackendKind::Cuda | BackendKind::Opencl => {
             Err(format!("this build of ulpgate has no {} backend", decl.kind.as_str()))
         }
     }

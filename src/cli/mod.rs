@@ -1,6 +1,8 @@
 //! The command line: one module per subcommand.
 
 mod devices;
+mod merge;
+mod outputs;
 mod render;
 mod run;
 mod schema;
@@ -34,6 +36,8 @@ enum Command {
     Devices(devices::Args),
     /// Re-render a saved JSON report as Markdown.
     Render(render::Args),
+    /// Combine reports: the shards of one run, or runs of different gates.
+    Merge(merge::Args),
     /// Print one backend's per-frame scores in libvmaf's JSON shape.
     Score(score::Args),
 }
@@ -69,6 +73,7 @@ pub fn main() -> ExitCode {
         Command::Schema(args) => schema::run(args),
         Command::Devices(args) => devices::run(args),
         Command::Render(args) => render::run(args),
+        Command::Merge(args) => merge::run(args),
         Command::Score(args) => score::run(args),
     };
     match result {

@@ -1,7 +1,6 @@
 use super::Outcome;
-use crate::report::model::Report;
-use crate::report::render;
 use crate::report::write::Staged;
+use crate::report::{self, render};
 use anyhow::Context;
 use std::path::PathBuf;
 
@@ -21,10 +20,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Outcome {
-    let text =
-        std::fs::read_to_string(&args.report).with_context(|| format!("cannot read {}", args.report.display()))?;
-    let report: Report = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a ulpgate report (schema_version 1)", args.report.display()))?;
+    let report = report::read(&args.report)?;
     let template = match (&args.template, args.builtin.as_deref()) {
         (Some(p), _) => std::fs::read_to_string(p).with_context(|| format!("cannot read template {}", p.display()))?,
         (None, Some("step-summary")) => render::STEP_SUMMARY.to_string(),

@@ -1,10 +1,10 @@
 use super::Outcome;
+use super::outputs::OutputArgs;
 use crate::backend::OpenOptions;
 use crate::config::gate::DeviceSelector;
 use crate::config::{Diagnostics, load_gate};
-use crate::gate::{self, Filters, RunOptions};
-use crate::report::{self, render, terminal, write::Staged};
-use anyhow::Context;
+use crate::gate::{self, Filters, RunOptions, ShardSpec};
+use crate::report;
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
@@ -22,21 +22,16 @@ pub struct Args {
     /// Only these fixtures (names or trailing-* patterns, comma-separated).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     fixtures: Option<Vec<String>>,
-    /// Write the JSON report here.
-    #[arg(long, value_name = "FILE")]
-    json_out: Option<PathBuf>,
-    /// Write the Markdown report (PR comment) here.
-    #[arg(long, value_name = "FILE")]
-    md_out: Option<PathBuf>,
-    /// Render the Markdown with this minijinja template instead.
-    #[arg(long, value_name = "FILE")]
-    template: Option<PathBuf>,
+    /// Run shard K of N: a deterministic, balanced part of the cells (every
+    /// cell is in exactly one shard). `ulpgate merge` puts the reports back
+    /// together.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<ShardSpec>,
+    #[command(flatten)]
+    out: OutputArgs,
     /// Vulkan device for every vulkan backend: an index or a name substring.
     #[arg(long, value_name = "INDEX|NAME")]
     vulkan_device: Option<String>,
-    /// No progress bar and no summary table (the verdict line stays).
-    #[arg(long, short)]
-    quiet: bool,
 }
 
 pub fn run(args: Args) -> Outcome {
@@ -61,42 +56,25 @@ pub fn run(args: Args) -> Outcome {
     }
     diags.into_result()?;
     let filters = Filters { features: args.features, backends: args.backends, fixtures: args.fixtures };
-    let plan = gate::plan(gates, &filters)?;
-    let template = match &args.template {
-        Some(p) => std::fs::read_to_string(p).with_context(|| format!("cannot read template {}", p.display()))?,
-        None => render::PR_COMMENT.to_string(),
-    };
+    let mut plan = gate::plan(gates, &filters)?;
+    if let Some(spec) = args.shard {
+        plan = gate::shard::select(plan, spec);
+        if plan.cells.is_empty() {
+            eprintln!(
+                "note: shard {spec} has no cells: cells that share a computed side stay in one shard, and the plan has \
+                 fewer such groups than shards"
+            );
+        }
+    }
+    let template = args.out.template()?;
     let vulkan_device = args.vulkan_device.map(|s| match s.parse::<u32>() {
         Ok(i) => DeviceSelector::Index(i),
         Err(_) => DeviceSelector::Name(s),
     });
     let interactive = std::io::stdout().is_terminal();
-    let options = RunOptions { open: OpenOptions { vulkan_device }, progress: interactive && !args.quiet };
+    let options = RunOptions { open: OpenOptions { vulkan_device }, progress: interactive && !args.out.quiet };
     let outcome = gate::execute(&plan, &options);
     let report = report::build(&plan, outcome);
-
-    // Render everything before writing anything: no half-written reports.
-    let mut staged = Staged::new();
-    if let Some(path) = &args.json_out {
-        staged.add(path, report::to_json(&report).as_bytes())?;
-    }
-    if let Some(path) = &args.md_out {
-        staged.add(path, render::render(&report, &template)?.as_bytes())?;
-    }
-    staged.commit()?;
-    if args.quiet {
-        let s = &report.summary;
-        println!(
-            "{}: {} cells, {} OK, {} FAIL, {} ERROR, {} SKIP",
-            report.status.as_str(),
-            s.cells,
-            s.ok,
-            s.fail,
-            s.error,
-            s.skip
-        );
-    } else {
-        println!("{}", terminal::summary_table(&report, interactive));
-    }
+    args.out.emit(&report, &template)?;
     Ok(report.exit_code)
 }

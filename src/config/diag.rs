@@ -130,12 +130,13 @@ pub fn yaml_path(pointer: &str) -> String {
     out
 }
 
-// GitHub's workflow-command escaping.
-fn escape_data(s: &str) -> String {
+/// GitHub's workflow-command escaping of a message.
+pub fn escape_data(s: &str) -> String {
     s.replace('%', "%25").replace('\r', "%0D").replace('\n', "%0A")
 }
 
-fn escape_property(s: &str) -> String {
+/// GitHub's workflow-command escaping of a property (`file=`, `title=`).
+pub fn escape_property(s: &str) -> String {
     escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 

@@ -167,15 +167,21 @@ impl std::fmt::Display for DeviceSelector {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExternalCommand {
-    /// argv template; placeholders: {reference} {distorted} {width}
-    /// {height} {pixel_format} {chroma} {bit_depth} {feature} {output}.
+    /// The program and its arguments, each a template. Placeholders:
+    /// {reference} {distorted} (file paths; synthetic fixtures are written
+    /// to temporary raw YUV files), {width} {height} {bit_depth}, {chroma}
+    /// (420, 422, 444, 400), {pixel_format} (yuv420p, yuv420p10le, ...),
+    /// {feature} (the feature's `feature_args`, else its name) and {output}
+    /// (a temporary file the command must write libvmaf's JSON to). `{{`
+    /// and `}}` are literal braces.
     #[schemars(length(min = 1))]
     pub argv: Vec<String>,
-    /// Extra `--feature` arguments per feature (e.g. `motion=debug=true`);
-    /// default: the feature name.
+    /// What {feature} becomes for a feature, e.g. `motion=debug=true`
+    /// (default: the feature name). Required for features the gate gives
+    /// options, so the command computes what the other side computes.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub feature_args: BTreeMap<String, String>,
-    /// Seconds before the command is killed.
+    /// Seconds before the command is killed (its cell is then ERROR).
     #[serde(default = "default_timeout")]
     #[schemars(range(min = 1))]
     pub timeout_s: u64,
@@ -187,20 +193,31 @@ fn default_timeout() -> u64 {
     600
 }
 
+/// The identity of an external backend's device, declared (not detected).
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeclaredDevice {
+    #[schemars(length(min = 1))]
     pub name: String,
+    /// As Research-0041 spells it (`vulkan:0x8086:0x56a5`, `cuda:9.0`,
+    /// `cpu:x86_64`): a `gpu` device's arch_id selects calibration rows.
+    #[schemars(length(min = 1))]
     pub arch_id: String,
-    /// `cpu` or `gpu`.
-    #[serde(default = "default_declared_kind")]
-    pub kind: String,
+    #[serde(default)]
+    pub kind: DeclaredKind,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_version: Option<String>,
 }
 
-fn default_declared_kind() -> String {
-    "cpu".into()
+/// What an external command computes on: `cpu` (the report records the
+/// device as `external`) or `gpu` (recorded as `gpu`, so calibration rows
+/// apply to its arch_id).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DeclaredKind {
+    #[default]
+    Cpu,
+    Gpu,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]

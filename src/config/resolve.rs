@@ -148,6 +148,7 @@ pub fn load_gate(path: &Path) -> Result<ResolvedGate, Diagnostics> {
     let mut diags = Diagnostics::default();
     let features = resolve_features(&gate, &registry.value, &mut diags);
     let backends = resolve_backends(&gate, &mut diags);
+    check_external_commands(&gate, &features, &backends, &mut diags);
     let fixtures = resolve_fixtures(&gate, &mut diags);
     let pairs = resolve_pairs(&gate, &features, &backends, &fixtures, &mut diags);
     diags.into_result()?;
@@ -304,6 +305,74 @@ fn resolve_backends(gate: &Loaded<GateFile>, diags: &mut Diagnostics) -> BTreeMa
         out.insert(name.clone(), ResolvedBackend { name: name.clone(), kind, required, device, command });
     }
     out
+}
+
+/// External backends: argv templates parse, `{output}` is used, and every
+/// feature the command computes with options gets its `feature_args`.
+fn check_external_commands(
+    gate: &Loaded<GateFile>,
+    features: &[ResolvedFeature],
+    backends: &BTreeMap<String, ResolvedBackend>,
+    diags: &mut Diagnostics,
+) {
+    use crate::backend::external::template;
+    let feature_names: Vec<&str> = features.iter().map(|f| f.name.as_str()).collect();
+    for (name, b) in backends {
+        let Some(command) = &b.command else { continue };
+        let ptr = format!("/backends/{}/command", escape(name));
+        let mut templates_ok = true;
+        for (i, t) in command.argv.iter().enumerate() {
+            if let Err(e) = template::check(t) {
+                templates_ok = false;
+                diags.push(
+                    gate.diag(&format!("{ptr}/argv/{i}"), e.message)
+                        .expected(format!(
+                            "placeholders: {}",
+                            template::PLACEHOLDERS.map(|p| format!("{{{p}}}")).join(" ")
+                        ))
+                        .suggest(e.suggestion.map(|s| format!("{{{s}}}")).as_deref()),
+                );
+            }
+        }
+        if templates_ok && !template::uses(&command.argv, "output") {
+            diags.push(
+                gate.diag(&format!("{ptr}/argv"), "the command is never told where to write its scores")
+                    .expected("`{output}` in an argument (say `-o {output}`): ulpgate reads libvmaf's JSON from there"),
+            );
+        }
+        for key in command.feature_args.keys() {
+            if !feature_names.contains(&key.as_str()) {
+                diags.push(
+                    gate.key_diag(
+                        &format!("{ptr}/feature_args/{}", escape(key)),
+                        format!("feature `{key}` is not selected by this gate"),
+                    )
+                    .expected(format!("one of: {}", feature_names.join(", ")))
+                    .suggest(nearest(key, feature_names.iter().copied())),
+                );
+            }
+        }
+        let used = gate.value.pairs.iter().map(|p| p.spec()).filter(|p| &p.a == name || &p.b == name);
+        let mut computed: BTreeSet<String> = BTreeSet::new();
+        for pair in used {
+            match pair.features {
+                Some(list) => computed.extend(list),
+                None => computed.extend(feature_names.iter().map(|f| f.to_string())),
+            }
+        }
+        for f in features.iter().filter(|f| computed.contains(&f.name)) {
+            if !f.options.is_empty() && !command.feature_args.contains_key(&f.name) {
+                let opts: Vec<String> = f.options.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                diags.push(
+                    gate.diag(
+                        &ptr,
+                        format!("`{name}` computes {} with options ({}) but is not told them", f.name, opts.join(", ")),
+                    )
+                    .expected(format!("`feature_args: {{{}: ...}}` giving the command those options", f.name)),
+                );
+            }
+        }
+    }
 }
 
 fn resolve_fixtures(gate: &Loaded<GateFile>, diags: &mut Diagnostics) -> Vec<ResolvedFixture> {

@@ -3,6 +3,8 @@
 pub mod diff;
 pub mod execute;
 pub mod plan;
+pub mod shard;
 
 pub use execute::{Outcome, RunOptions, execute};
 pub use plan::{CellPlan, Filters, Plan, plan};
+pub use shard::ShardSpec;

@@ -6,6 +6,7 @@ use crate::config::gate::PairTolerance;
 use crate::config::resolve::fixture_matches;
 use crate::config::suggest::nearest;
 use crate::config::{ResolvedFeature, ResolvedGate};
+use crate::report::model::Shard;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -32,6 +33,8 @@ impl CellPlan {
 pub struct Plan {
     pub gates: Vec<ResolvedGate>,
     pub cells: Vec<CellPlan>,
+    /// Set when `cells` is one shard of the plan ([`super::shard::select`]).
+    pub shard: Option<Shard>,
 }
 
 /// Narrowing from the command line.
@@ -76,7 +79,7 @@ pub fn plan(gates: Vec<ResolvedGate>, filters: &Filters) -> Result<Plan, Diagnos
             }
         }
     }
-    Ok(Plan { gates, cells })
+    Ok(Plan { gates, cells, shard: None })
 }
 
 /// Every name given on the command line must exist in some gate.

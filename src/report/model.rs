@@ -79,12 +79,23 @@ pub struct GateRef {
     pub calibration: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+/// Which part of a plan a sharded run (`--shard K/N`) covered; `merge`
+/// checks these to put the shards of one run back together.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Shard {
     /// 1-based.
+    #[schemars(range(min = 1))]
     pub index: usize,
+    #[schemars(range(min = 1))]
     pub count: usize,
+    /// Cells in the whole plan, every shard together.
+    pub plan_cells: usize,
+    /// A digest of the whole plan's cell ids, in order (`fnv1a64:...`):
+    /// the shards of one run share it.
+    pub plan_digest: String,
+    /// Where each of this report's cells stands in the whole plan (0-based).
+    pub positions: Vec<usize>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]

@@ -20,6 +20,7 @@ pub fn render(report: &Report, template: &str) -> Result<String> {
     env.set_syntax(SyntaxConfig::builder().trim_blocks(true).build().expect("valid syntax"));
     env.add_filter("icon", icon);
     env.add_filter("num", num);
+    env.add_filter("exact", exact);
     env.add_filter("md", md);
     env.add_filter("worst_diff", worst_diff);
     env.add_filter("chart", chart);
@@ -60,9 +61,20 @@ fn num(v: Value) -> String {
     }
 }
 
-/// Text safe inside a Markdown table cell.
+/// A value as it was computed (the shortest text that reads back as the
+/// same double), so two sides that differ in the 7th decimal look different.
+fn exact(v: Value) -> String {
+    match f64::try_from(v.clone()) {
+        Ok(x) => format!("{x}"),
+        Err(_) if v.is_none() || v.is_undefined() => "—".into(),
+        Err(_) => v.to_string(),
+    }
+}
+
+/// Text safe inside a Markdown table cell or paragraph: no HTML, no
+/// column break, one line.
 fn md(s: String) -> String {
-    s.replace('|', "\\|").replace('\n', "<br>")
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('|', "\\|").replace('\n', "<br>")
 }
 
 /// The largest max |Δ| over a cell's metrics.
@@ -80,9 +92,17 @@ fn worst_diff(cell: Value) -> String {
     worst.map_or_else(|| "—".into(), |x| num(Value::from(x)))
 }
 
-/// A Mermaid xychart of the worst metric's per-frame |Δ| against the
-/// tolerance, which GitHub renders. Long series are reduced to at most 60
-/// points (the maximum of each bucket), so spikes stay visible.
+/// Most bars a chart draws; longer series are bucketed (max per bucket).
+const CHART_POINTS: usize = 60;
+
+/// A Mermaid xychart of the worst metric's per-frame |Δ| (bars) against
+/// the tolerance (line), which GitHub renders. Long series are reduced to
+/// at most [`CHART_POINTS`] bars, each the maximum of its bucket, so spikes
+/// stay visible; non-finite frames are drawn full height.
+///
+/// Mermaid's xychart reads plain decimals only (`[+-]?(\d+(\.\d+)?|\.\d+)`,
+/// no exponent), so values are scaled by a power of 1000 named in the
+/// y-axis title.
 fn chart(cell: Value) -> String {
     let series = cell.get_attr("worst_series").ok();
     let tol = cell.get_attr("tolerance_abs").ok().and_then(|v| f64::try_from(v).ok()).unwrap_or(0.0);
@@ -93,24 +113,134 @@ fn chart(cell: Value) -> String {
     let values: Vec<Option<f64>> = series
         .get_attr("abs_diff")
         .ok()
-        .and_then(|v| v.try_iter().ok().map(|it| it.map(|x| f64::try_from(x).ok()).collect()))
+        .and_then(|v| v.try_iter().ok().map(|it| it.map(|x| f64::try_from(x).ok().filter(|x| x.is_finite())).collect()))
         .unwrap_or_default();
+    mermaid_chart(&metric, &values, tol)
+}
+
+fn mermaid_chart(metric: &str, values: &[Option<f64>], tol: f64) -> String {
     if values.is_empty() {
         return String::new();
     }
-    let bucket = values.len().div_ceil(60);
-    let points: Vec<f64> = values
-        .chunks(bucket)
-        .map(|c| c.iter().map(|v| v.unwrap_or(f64::NAN)).fold(0.0f64, |m, x| if x.is_nan() { m } else { m.max(x) }))
-        .collect();
-    let fmt = |x: f64| format!("{x:.3e}");
-    let xlabel = if bucket == 1 { "frame".to_string() } else { format!("frame / {bucket}") };
-    let top = points.iter().copied().fold(tol, f64::max) * 1.1;
+    let bucket = values.len().div_ceil(CHART_POINTS);
+    // None: the bucket holds a non-finite frame.
+    let points: Vec<Option<f64>> =
+        values.chunks(bucket).map(|c| c.iter().try_fold(0.0f64, |m, v| v.map(|x| m.max(x)))).collect();
+    let finite_max = points.iter().flatten().copied().fold(0.0f64, f64::max);
+    let top = {
+        let t = finite_max.max(tol) * 1.1;
+        if t > 0.0 { t } else { 1.0 }
+    };
+    // Engineering scale: the axis top lands in [1, 1000).
+    let exponent = (top.log10().floor() as i32).div_euclid(3) * 3;
+    let scale = 10f64.powi(-exponent);
+    let fmt = |x: f64| {
+        let s = format!("{:.4}", x * scale);
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        if s.is_empty() || s == "-" { "0".to_string() } else { s.to_string() }
+    };
+    let unit = if exponent == 0 { String::new() } else { format!(" (×1e{exponent})") };
+    let non_finite = points.iter().filter(|p| p.is_none()).count();
+    let note = if non_finite > 0 { ", non-finite frames full height" } else { "" };
+    let (xlabel, xmax) = if bucket == 1 {
+        ("frame".to_string(), values.len() - 1)
+    } else {
+        (format!("frame (bar = max of {bucket})"), (points.len() - 1) * bucket)
+    };
+    let bars: Vec<String> = points.iter().map(|p| fmt(p.unwrap_or(top))).collect();
+    let line: Vec<String> = points.iter().map(|_| fmt(tol)).collect();
     format!(
-        "```mermaid\nxychart-beta\n    title \"{metric}: per-frame |Δ| (bars) vs tolerance (line)\"\n    x-axis \"{xlabel}\" 0 --> {}\n    y-axis \"|Δ|\" 0 --> {}\n    bar [{}]\n    line [{}]\n```",
-        points.len().saturating_sub(1),
+        "```mermaid\n%%{{init: {{\"xyChart\": {{\"width\": 720, \"height\": 240}}}}}}%%\nxychart-beta\n    title \"{}: per-frame |Δ| (bars) vs tolerance (line){note}\"\n    x-axis \"{xlabel}\" 0 --> {xmax}\n    y-axis \"|Δ|{unit}\" 0 --> {}\n    bar [{}]\n    line [{}]\n```",
+        metric.replace('"', "'"),
         fmt(top),
-        points.iter().map(|&x| fmt(x)).collect::<Vec<_>>().join(", "),
-        points.iter().map(|_| fmt(tol)).collect::<Vec<_>>().join(", "),
+        bars.join(", "),
+        line.join(", "),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Mermaid's xychart number token (packages/mermaid/src/diagrams/
+    /// xychart/parser/xychart.jison): no exponent, no NaN.
+    fn is_mermaid_number(s: &str) -> bool {
+        let s = s.strip_prefix(['+', '-']).unwrap_or(s);
+        let (int, frac) = match s.split_once('.') {
+            Some((i, f)) => (i, Some(f)),
+            None => (s, None),
+        };
+        let digits = |t: &str| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+        match frac {
+            None => digits(int),
+            Some(f) => digits(f) && (int.is_empty() || digits(int)),
+        }
+    }
+
+    fn data(line: &str, key: &str) -> Vec<String> {
+        let inner = line.trim().strip_prefix(key).unwrap().trim().trim_start_matches('[').trim_end_matches(']');
+        inner.split(", ").map(str::to_string).collect()
+    }
+
+    /// Checks what GitHub's Mermaid would choke on; returns (bars, line, ymax).
+    fn check(chart: &str) -> (Vec<f64>, Vec<f64>, f64) {
+        let lines: Vec<&str> = chart.lines().collect();
+        assert_eq!(lines.first(), Some(&"```mermaid"));
+        assert_eq!(lines.last(), Some(&"```"));
+        assert_eq!(lines[2], "xychart-beta");
+        assert!(lines[3].trim().starts_with("title \"") && lines[3].ends_with('"'), "{}", lines[3]);
+        let range = |l: &str| -> Vec<String> {
+            let after = l.rsplit_once('"').unwrap().1.trim();
+            after.split(" --> ").map(str::to_string).collect()
+        };
+        let (x, y) = (range(lines[4]), range(lines[5]));
+        assert!(lines[4].trim().starts_with("x-axis \"") && lines[5].trim().starts_with("y-axis \""));
+        for n in x.iter().chain(&y) {
+            assert!(is_mermaid_number(n), "axis bound `{n}`");
+        }
+        let (bars, line) = (data(lines[6], "bar"), data(lines[7], "line"));
+        assert_eq!(bars.len(), line.len());
+        assert!(bars.len() <= CHART_POINTS);
+        for n in bars.iter().chain(&line) {
+            assert!(is_mermaid_number(n), "data value `{n}` in {chart}");
+        }
+        let parse = |v: &[String]| v.iter().map(|s| s.parse::<f64>().unwrap()).collect::<Vec<_>>();
+        (parse(&bars), parse(&line), y[1].parse().unwrap())
+    }
+
+    #[test]
+    fn charts_use_numbers_mermaid_reads() {
+        assert!(is_mermaid_number("1.25") && is_mermaid_number(".5") && is_mermaid_number("12"));
+        assert!(!is_mermaid_number("1.2e-6") && !is_mermaid_number("NaN") && !is_mermaid_number("1."));
+        let series = [Some(1e-7), Some(2.5e-6), Some(0.0), Some(6e-5)];
+        let chart = mermaid_chart("psnr_y", &series, 5e-5);
+        let (bars, line, ymax) = check(&chart);
+        // Scaled by 1e-6: the title of the axis says so.
+        assert!(chart.contains("y-axis \"|Δ| (×1e-6)\" 0 --> 66"), "{chart}");
+        assert_eq!(bars, vec![0.1, 2.5, 0.0, 60.0]);
+        assert_eq!(line, vec![50.0; 4]);
+        assert!(ymax >= 60.0);
+        assert!(chart.contains("x-axis \"frame\" 0 --> 3"));
+    }
+
+    #[test]
+    fn long_series_are_bucketed_by_max_and_non_finite_frames_stand_out() {
+        let mut series = vec![Some(1e-3); 125];
+        series[70] = Some(9e-3);
+        series[124] = None;
+        let chart = mermaid_chart("m", &series, 5e-3);
+        let (bars, _, ymax) = check(&chart);
+        assert_eq!(bars.len(), 42); // buckets of 3
+        assert_eq!(bars[23], 9.0); // frame 70 is in bucket 23
+        assert_eq!(bars[41], ymax); // the non-finite frame, full height
+        assert!(chart.contains("x-axis \"frame (bar = max of 3)\" 0 --> 123"), "{chart}");
+        assert!(chart.contains("non-finite frames full height"));
+    }
+
+    #[test]
+    fn one_frame_and_large_values() {
+        let (bars, _, _) = check(&mermaid_chart("m", &[Some(12.5)], 5e-5));
+        assert_eq!(bars, vec![12.5]);
+        assert_eq!(mermaid_chart("m", &[], 1.0), "");
+    }
 }

@@ -1,0 +1,12 @@
+//! End-to-end tests that drive the `ulpgate` binary: sharding and merging,
+//! JUnit, annotations, Markdown charts, the external backend, and the
+//! GitHub workflows. One test binary, so the suite links once.
+
+mod annotations;
+mod common;
+mod external;
+mod gates;
+mod junit;
+mod merge;
+mod shard;
+mod workflows;
