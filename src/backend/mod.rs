@@ -5,6 +5,10 @@ pub mod cpu;
 pub mod golden;
 pub mod gpu;
 mod gpu_backend;
+pub mod kernel_cache;
+pub mod kernels;
+pub mod opencl;
+mod staging;
 
 pub use gpu_backend::GpuBackend;
 
@@ -99,7 +103,11 @@ pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Ba
     match decl.kind {
         BackendKind::Cpu => Ok(Arc::new(cpu::CpuBackend::new(&decl.name))),
         BackendKind::Golden => Ok(Arc::new(golden::GoldenBackend::new(&decl.name))),
-        BackendKind::Vulkan | BackendKind::Cuda | BackendKind::Opencl | BackendKind::External => {
+        BackendKind::Opencl => {
+            let gpu = opencl::open(decl.device.as_ref())?;
+            Ok(Arc::new(GpuBackend::new(decl.kind, &decl.name, gpu)))
+        }
+        BackendKind::Vulkan | BackendKind::Cuda | BackendKind::External => {
             Err(format!("this build of ulpgate has no {} backend", decl.kind.as_str()))
         }
     }
@@ -111,6 +119,6 @@ pub fn enumerate() -> Vec<(BackendKind, Result<Vec<DeviceInfo>, String>)> {
         (BackendKind::Cpu, Ok(vec![cpu::device_info("cpu")])),
         (BackendKind::Vulkan, Err("this build of ulpgate has no vulkan backend".into())),
         (BackendKind::Cuda, Err("this build of ulpgate has no cuda backend".into())),
-        (BackendKind::Opencl, Err("this build of ulpgate has no opencl backend".into())),
+        (BackendKind::Opencl, opencl::enumerate()),
     ]
 }
