@@ -12,7 +12,7 @@
  *                          at kernel scope
  *   BARRIER()              work-group barrier over local memory
  *   LOCAL_ID(d) GROUP_ID(d) LOCAL_SIZE(d) NUM_GROUPS(d) GLOBAL_ID(d)
- *                          work-item ids, d = 0, 1, 2 (a constant)
+ *                          work-item ids; d is a literal 0, 1 or 2
  *   ulp_u8 .. ulp_u64      fixed-width unsigned types (ulp_u64 is 64-bit in
  *                          both dialects)
  *   ADD_RN SUB_RN MUL_RN DIV_RN
@@ -40,12 +40,15 @@ typedef unsigned short ulp_u16;
 typedef unsigned int ulp_u32;
 typedef unsigned long long ulp_u64;
 
-FUNC ulp_u32 ulp_dim(uint3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
-FUNC ulp_u32 ulp_dim(dim3 v, int d) { return d == 0 ? v.x : (d == 1 ? v.y : v.z); }
-#define LOCAL_ID(d) ulp_dim(threadIdx, (d))
-#define GROUP_ID(d) ulp_dim(blockIdx, (d))
-#define LOCAL_SIZE(d) ulp_dim(blockDim, (d))
-#define NUM_GROUPS(d) ulp_dim(gridDim, (d))
+/* d must be a literal 0, 1 or 2: it selects the member by token pasting. */
+#define ULP_DIM_0(v) ((ulp_u32)(v).x)
+#define ULP_DIM_1(v) ((ulp_u32)(v).y)
+#define ULP_DIM_2(v) ((ulp_u32)(v).z)
+#define ULP_DIM(v, d) ULP_DIM_##d(v)
+#define LOCAL_ID(d) ULP_DIM(threadIdx, d)
+#define GROUP_ID(d) ULP_DIM(blockIdx, d)
+#define LOCAL_SIZE(d) ULP_DIM(blockDim, d)
+#define NUM_GROUPS(d) ULP_DIM(gridDim, d)
 #define GLOBAL_ID(d) (GROUP_ID(d) * LOCAL_SIZE(d) + LOCAL_ID(d))
 
 #define ADD_RN(a, b) __fadd_rn((a), (b))

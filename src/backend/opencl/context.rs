@@ -1,7 +1,7 @@
 //! An OpenCL context on one device: buffers, programs built on first use
 //! (one per kernel family), streams.
 
-use super::stream::ClStream;
+use super::stream::new_stream;
 use crate::backend::DeviceInfo;
 use crate::backend::gpu::{Buffer, Gpu, Kernel, KernelSpec, Stream};
 use crate::backend::kernels;
@@ -78,7 +78,7 @@ impl Gpu for ClGpu {
     }
 
     fn create_stream(&self) -> Result<Box<dyn Stream>> {
-        let stream = ClStream::new(self.context.clone(), &self.device).context("creating an OpenCL queue")?;
+        let stream = new_stream(self.context.clone(), &self.device).context("creating an OpenCL queue")?;
         Ok(Box::new(stream))
     }
 }
