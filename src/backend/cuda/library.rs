@@ -75,9 +75,9 @@ fn find() -> Result<Libraries, String> {
     Ok(Libraries { _keep: [driver, nvrtc] })
 }
 
-/// NVRTC inside a CUDA toolkit that is not on the loader's path. Loaded by
-/// full path, it answers cudarc's later `dlopen("libnvrtc.so.13")` by its
-/// soname, so cudarc uses this very copy.
+/// NVRTC inside a CUDA toolkit that is not on the loader's path, tried
+/// after cudarc's own names. Loaded by full path, it answers cudarc's later
+/// `dlopen("libnvrtc.so.13")` by its soname, so cudarc uses this very copy.
 fn toolkit_nvrtc_paths() -> Vec<String> {
     let mut roots: Vec<PathBuf> = ["ULPGATE_CUDA_HOME", "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT"]
         .iter()
@@ -97,38 +97,31 @@ fn toolkit_nvrtc_paths() -> Vec<String> {
     out
 }
 
-/// The first candidate that loads and has every symbol. The reason, when
-/// none does, names the closest miss: a library lacking a symbol (too old)
-/// beats "not found", which quotes the loader's message for `primary`.
+/// The first candidate that loads, as cudarc picks it, provided it has
+/// every symbol (else it is too old, and cudarc would panic on it).
+/// "Not found" quotes the dynamic loader's message for `primary`.
 fn open_first(what: &str, primary: &str, candidates: &[String], symbols: &[&str]) -> Result<Library, String> {
-    let mut incomplete = None;
     let mut primary_error = None;
     for name in candidates {
         // SAFETY: loading runs the library's initializers, as the CUDA
         // runtime itself would; nothing is called yet.
-        let lib = match unsafe { Library::new(name) } {
-            Ok(lib) => lib,
-            Err(e) => {
-                if name == primary {
-                    primary_error = Some(loader_message(&e));
-                }
-                continue;
+        match unsafe { Library::new(name) } {
+            Ok(lib) => {
+                // SAFETY: only the presence of each symbol is checked.
+                return match symbols.iter().find(|s| unsafe { lib.get::<*const ()>(s.as_bytes()) }.is_err()) {
+                    None => Ok(lib),
+                    Some(missing) => Err(format!("{what}: {name} lacks {missing} (too old)")),
+                };
             }
-        };
-        // SAFETY: only the presence of each symbol is checked.
-        match symbols.iter().find(|s| unsafe { lib.get::<*const ()>(s.as_bytes()) }.is_err()) {
-            None => return Ok(lib),
-            Some(missing) => incomplete = incomplete.or(Some(format!("{name} lacks {missing} (too old)"))),
+            Err(e) if name == primary => primary_error = Some(loader_message(&e)),
+            Err(_) => {}
         }
     }
-    Err(match incomplete {
-        Some(reason) => format!("{what}: {reason}"),
-        None => format!(
-            "{what} not found: {}; {} other names searched",
-            primary_error.unwrap_or_else(|| format!("{primary} was not searched")),
-            candidates.len().saturating_sub(1)
-        ),
-    })
+    Err(format!(
+        "{what} not found: {}; {} other names searched",
+        primary_error.unwrap_or_else(|| format!("{primary} was not searched")),
+        candidates.len().saturating_sub(1)
+    ))
 }
 
 /// The dynamic loader's own words ("libcuda.so.1: cannot open shared
