@@ -1,8 +1,8 @@
 /*
  * ulp.h: the dialect header that lets one kernel body compile as CUDA C++
  * (NVRTC) and as OpenCL C. Each kernels/<family>.cl includes it; ulpgate
- * inlines it at build time (src/backend/kernels.rs), so no include path is
- * needed at run time.
+ * embeds both at build time and splices the header in at the #include
+ * line (src/backend/kernels.rs), so no include path is needed at run time.
  *
  *   KERNEL name(...)       an entry point (unmangled in CUDA, so the host
  *                          finds it by name in both dialects)

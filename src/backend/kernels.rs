@@ -89,9 +89,20 @@ mod tests {
     }
 
     #[test]
+    fn reductions_are_sized_for_their_declared_work_group() {
+        // psnr_sse and moment_sums size their local arrays and strides by a
+        // constant: it must be the work group the host launches.
+        for (spec, constant) in [(&psnr::PSNR_SSE, "PSNR_WG"), (&moment::MOMENT_SUMS, "MOMENT_WG")] {
+            let src = source(spec.family).unwrap();
+            assert!(src.contains(&format!("#define {constant} {}\n", spec.workgroup[0])), "{}", spec.name);
+            assert_eq!(spec.workgroup[1..], [1, 1]);
+        }
+    }
+
+    #[test]
     fn the_header_is_inlined_with_line_markers() {
         let src = source("psnr").unwrap();
-        assert!(!src.contains("#include"));
+        assert!(!src.lines().any(|l| l.trim_start().starts_with("#include")));
         assert!(src.contains("#define KERNEL extern \"C\" __global__ void"));
         assert!(src.contains("#pragma OPENCL FP_CONTRACT OFF"));
         assert!(src.starts_with("#line 1 \"psnr.cl\"\n"));
