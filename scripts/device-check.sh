@@ -98,8 +98,10 @@ gate_with "$TMP/device.yaml"
 section "start-up: cold and warm kernel cache (cpu vs cuda, float_psnr, one small fixture)"
 tiny=(run "$TMP/device.yaml" --quiet --backends "cpu,cuda" --features float_psnr --fixtures synthetic_176x144_8bit_422)
 step "version (process start only)" "$ULPGATE" --version
-step "cold (NVRTC compiles, cache empty)" "$ULPGATE" "${tiny[@]}"
-for i in 1 2 3; do step "warm $i (CUBIN from $XDG_CACHE_HOME/ulpgate)" "$ULPGATE" "${tiny[@]}"; done
+# ULPGATE_TRACE prints the CUDA start-up phases (libraries, cuInit,
+# context, kernel load or compile) on stderr.
+step "cold (NVRTC compiles, cache empty)" env ULPGATE_TRACE=1 "$ULPGATE" "${tiny[@]}"
+for i in 1 2 3; do step "warm $i (CUBIN from $XDG_CACHE_HOME/ulpgate)" env ULPGATE_TRACE=1 "$ULPGATE" "${tiny[@]}"; done
 ls -l "$XDG_CACHE_HOME/ulpgate" 2>/dev/null
 
 section "default gate: golden vs cpu, cpu vs vulkan / cuda / opencl, every fixture"

@@ -4,7 +4,7 @@
 
 use super::nvrtc::{self, Target};
 use super::stream::new_stream;
-use super::{CudaDevice, cu_error};
+use super::{CudaDevice, cu_error, timed};
 use crate::backend::DeviceInfo;
 use crate::backend::gpu::{Buffer, Gpu, Kernel, KernelSpec, Stream};
 use crate::backend::kernel_cache::DiskCache;
@@ -122,7 +122,7 @@ impl CudaGpu {
         let ctx = match self.ctx.get() {
             Some(c) => c,
             None => {
-                let c = Ctx::retain(self.device.raw)?;
+                let c = timed("primary context retained", || Ctx::retain(self.device.raw))?;
                 self.ctx.get_or_init(|| c)
             }
         };
@@ -146,12 +146,17 @@ impl CudaGpu {
             target.option(),
             nvrtc::OPTIONS.join(" ")
         );
-        let module = match self.cache.load(family, &key).and_then(|image| load_module(&image).ok()) {
+        let cached = timed(&format!("{family}: cached image loaded, if any"), || {
+            self.cache.load(family, &key).and_then(|image| load_module(&image).ok())
+        });
+        let module = match cached {
             Some(raw) => raw,
             None => {
                 // Not cached, or the entry would not load: compile and
                 // (re)write it.
-                let image = nvrtc::compile(&source, &format!("{family}.cl"), target)?;
+                let image = timed(&format!("{family}: NVRTC compile"), || {
+                    nvrtc::compile(&source, &format!("{family}.cl"), target)
+                })?;
                 let raw = load_module(&image)
                     .with_context(|| format!("loading kernels/{family}.cl for {}", self.info.name))?;
                 self.cache.store(family, &key, &image);

@@ -58,13 +58,26 @@ fn cu_error(call: &str, e: DriverError) -> anyhow::Error {
 fn init() -> Result<(), String> {
     static INIT: OnceLock<Result<(), String>> = OnceLock::new();
     INIT.get_or_init(|| {
-        library::libraries()?;
+        timed("libcuda + libnvrtc opened and checked", library::libraries)?;
         guard(|| {
             // SAFETY: the driver library is loaded and has cuInit.
-            unsafe { sys::cuInit(0) }.result().map_err(|e| format!("{:#}", cu_error("cuInit", e)))
+            timed("cuInit", || unsafe { sys::cuInit(0) }.result()).map_err(|e| format!("{:#}", cu_error("cuInit", e)))
         })
     })
     .clone()
+}
+
+/// Runs `f`; with `ULPGATE_TRACE` set, prints how long it took on stderr
+/// (start-up diagnosis on GPU machines).
+fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    static TRACE: OnceLock<bool> = OnceLock::new();
+    if !*TRACE.get_or_init(|| std::env::var_os("ULPGATE_TRACE").is_some_and(|v| !v.is_empty())) {
+        return f();
+    }
+    let start = std::time::Instant::now();
+    let out = f();
+    eprintln!("ulpgate trace: cuda: {what}: {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
+    out
 }
 
 /// Runs a cudarc call that could panic (a symbol it loads lazily that the
