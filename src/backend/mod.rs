@@ -2,10 +2,16 @@
 //! fixture. Each records the identity of the device that computed it.
 
 pub mod cpu;
+pub mod cuda;
 pub mod external;
 pub mod golden;
 pub mod gpu;
 mod gpu_backend;
+pub mod kernel_cache;
+pub mod kernels;
+pub mod opencl;
+mod recorder;
+mod staging;
 
 pub use gpu_backend::GpuBackend;
 
@@ -101,9 +107,15 @@ pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Ba
         BackendKind::Cpu => Ok(Arc::new(cpu::CpuBackend::new(&decl.name))),
         BackendKind::Golden => Ok(Arc::new(golden::GoldenBackend::new(&decl.name))),
         BackendKind::External => Ok(Arc::new(external::ExternalBackend::new(decl)?)),
-        BackendKind::Vulkan | BackendKind::Cuda | BackendKind::Opencl => {
-            Err(format!("this build of ulpgate has no {} backend", decl.kind.as_str()))
+        BackendKind::Cuda => {
+            let gpu = cuda::open(decl.device.as_ref())?;
+            Ok(Arc::new(GpuBackend::new(decl.kind, &decl.name, gpu)))
         }
+        BackendKind::Opencl => {
+            let gpu = opencl::open(decl.device.as_ref())?;
+            Ok(Arc::new(GpuBackend::new(decl.kind, &decl.name, gpu)))
+        }
+        BackendKind::Vulkan => Err(format!("this build of ulpgate has no {} backend", decl.kind.as_str())),
     }
 }
 
@@ -112,7 +124,7 @@ pub fn enumerate() -> Vec<(BackendKind, Result<Vec<DeviceInfo>, String>)> {
     vec![
         (BackendKind::Cpu, Ok(vec![cpu::device_info("cpu")])),
         (BackendKind::Vulkan, Err("this build of ulpgate has no vulkan backend".into())),
-        (BackendKind::Cuda, Err("this build of ulpgate has no cuda backend".into())),
-        (BackendKind::Opencl, Err("this build of ulpgate has no opencl backend".into())),
+        (BackendKind::Cuda, cuda::enumerate()),
+        (BackendKind::Opencl, opencl::enumerate()),
     ]
 }

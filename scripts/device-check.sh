@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# One pass over the NVIDIA device machine (issue 4): identity, the default
+# gate with every GPU backend required, start-up with a cold and a warm
+# kernel cache, and 1080p throughput per backend and feature.
+#
+# The machine has no Rust toolchain: build here, carry the binary.
+#   cargo build --release
+#   device tool: run, from the repo root, with
+#     carry:   ["target/release/ulpgate", ".gl"]
+#     command: bash scripts/device-check.sh
+# .gl holds the Vulkan loader .debs (device README); add
+# ocl-icd-libopencl1 there too if the image has no OpenCL ICD loader
+# (`apt-get download ocl-icd-libopencl1` with the README's apt options).
+#
+# Writes under $OUT (at most 8 files come back): log.txt (everything
+# printed), devices.json, gate.json, gate.md, bench.jsonl.
+# Every step runs even when one before it failed; the log says which.
+# Runs well inside the device tool's 10-minute limit (about 3-5 minutes).
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 2
+
+OUT=${OUT:-target/device-check}
+ULPGATE=${ULPGATE:-$PWD/target/release/ulpgate}
+FRAMES=${FRAMES:-600}                 # frames per 1080p throughput run
+BACKENDS=${BACKENDS:-"cuda opencl vulkan"}
+FEATURES="psnr float_psnr float_moment float_ansnr"
+mkdir -p "$OUT"
+exec > >(tee "$OUT/log.txt") 2>&1
+TMP=$(mktemp -d)
+failures=()
+
+section() { printf '\n== %s ==\n' "$*"; }
+elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+step() { # step NAME COMMAND...: runs, times and records a failure
+    local name=$1 start end code
+    shift
+    start=$(date +%s.%N)
+    "$@"
+    code=$?
+    end=$(date +%s.%N)
+    printf -- '-- %s: exit %d, %s s\n' "$name" "$code" "$(elapsed "$start" "$end")"
+    [ "$code" -eq 0 ] || failures+=("$name (exit $code)")
+    return "$code"
+}
+
+section "environment"
+[ -x "$ULPGATE" ] || { echo "no ulpgate binary at $ULPGATE: build it here and carry it"; exit 2; }
+# Vulkan (and optionally OpenCL) loaders carried as .debs.
+if compgen -G ".gl/*.deb" >/dev/null; then
+    for f in .gl/*.deb; do dpkg -x "$f" /; done
+    ldconfig
+fi
+if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+# CUDA: the driver is on the loader path; NVRTC and the Khronos OpenCL
+# loader live in the toolkit (ulpgate also looks in $CUDA_HOME itself).
+for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+done
+# NVIDIA's OpenCL driver registered with the ICD loader, if the image
+# did not register it.
+if ! compgen -G "/etc/OpenCL/vendors/*.icd" >/dev/null; then
+    icd=$( (ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}'; \
+        ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 2>/dev/null) | head -1)
+    if [ -n "$icd" ]; then
+        mkdir -p "$TMP/icd" && echo "$icd" >"$TMP/icd/nvidia.icd"
+        export OCL_ICD_VENDORS="$TMP/icd" OCL_ICD_FILENAMES="$icd"
+        echo "registered $icd with the OpenCL ICD loader"
+    else
+        echo "no libnvidia-opencl.so.1 found: OpenCL will report unavailable"
+    fi
+fi
+# NVRTC's kernel cache in a fresh folder, so the first run below is cold.
+export XDG_CACHE_HOME="$TMP/cache"
+uname -a
+echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+"$ULPGATE" --version
+
+section "nvidia-smi -L"
+nvidia-smi -L
+nvidia-smi --query-gpu=name,driver_version,pci.bus_id,pcie.link.gen.current,pcie.link.width.current --format=csv
+
+section "ulpgate devices"
+step devices "$ULPGATE" devices
+"$ULPGATE" devices --json >"$OUT/devices.json"
+
+# The default gate with its paths made absolute and every GPU backend
+# required, so a backend that cannot run is an ERROR here, not a SKIP.
+gate_with() { # gate_with FILE: default.yaml + absolute paths + GPU required
+    sed -e "s|registry: features.yaml|registry: $PWD/gates/features.yaml|" \
+        -e "s|\.\./|$PWD/|g" \
+        -e 's/\(vulkan\|cuda\|opencl\): {required: false}/\1: {required: true}/' \
+        gates/default.yaml >"$1"
+}
+gate_with "$TMP/device.yaml"
+
+section "start-up: cold and warm kernel cache (cpu vs cuda, float_psnr, one small fixture)"
+tiny=(run "$TMP/device.yaml" --quiet --backends "cpu,cuda" --features float_psnr --fixtures synthetic_176x144_8bit_422)
+step "version (process start only)" "$ULPGATE" --version
+# ULPGATE_TRACE prints the CUDA start-up phases (libraries, cuInit,
+# context, kernel load or compile) on stderr.
+step "cold (NVRTC compiles, cache empty)" env ULPGATE_TRACE=1 "$ULPGATE" "${tiny[@]}"
+for i in 1 2 3; do step "warm $i (CUBIN from $XDG_CACHE_HOME/ulpgate)" env ULPGATE_TRACE=1 "$ULPGATE" "${tiny[@]}"; done
+ls -l "$XDG_CACHE_HOME/ulpgate" 2>/dev/null
+
+section "default gate: golden vs cpu, cpu vs vulkan / cuda / opencl, every fixture"
+step "default gate" "$ULPGATE" run "$TMP/device.yaml" --json-out "$OUT/gate.json" --md-out "$OUT/gate.md"
+echo "arch_ids:"
+grep -o '"arch_id": *"[^"]*"' "$OUT/gate.json" | sort | uniq -c
+
+section "throughput at 1920x1080 8-bit 4:2:0"
+: >"$OUT/bench.jsonl"
+if "$ULPGATE" bench --help >"$TMP/bench-help.txt" 2>&1; then
+    # ASSUMED interface (ulpgate bench is written in the Vulkan branch;
+    # reconcile after the merge): a synthetic clip, one backend and feature
+    # per run, upload included or excluded, one JSON object on stdout with
+    # at least fps and, for upload runs, the measured H2D GB/s.
+    cat "$TMP/bench-help.txt"
+    for backend in $BACKENDS; do
+        for feature in $FEATURES; do
+            for upload in included excluded; do
+                step "bench $backend $feature upload=$upload" "$ULPGATE" bench clip \
+                    --backend "$backend" --feature "$feature" --synthetic 1920x1080:8:420 --frames "$FRAMES" \
+                    --upload "$upload" --json >>"$OUT/bench.jsonl"
+            done
+        done
+        step "bench $backend h2d bandwidth" "$ULPGATE" bench h2d --backend "$backend" --json >>"$OUT/bench.jsonl"
+    done
+else
+    # No bench subcommand in this build: time `ulpgate score` on a raw
+    # 1080p clip of N frames and of 30 frames; the difference cancels
+    # start-up and kernel compilation and leaves reading + upload +
+    # kernels + readback per frame.
+    echo "this build has no 'ulpgate bench'; measuring with 'ulpgate score' instead"
+    python3 - "$TMP" "$FRAMES" <<'PY'
+import random, sys
+tmp, n = sys.argv[1], int(sys.argv[2])
+size = 1920 * 1080 * 3 // 2
+rng = random.Random(1)
+base = bytes(rng.randrange(16, 236) for _ in range(size))
+noisy = bytes(min(255, max(0, v + rng.randrange(-3, 4))) for v in base)
+for frames in (30, n):
+    with open(f"{tmp}/ref{frames}.yuv", "wb") as r, open(f"{tmp}/dis{frames}.yuv", "wb") as d:
+        for i in range(frames):
+            k = (7919 * i) % size  # a different frame each time, same content statistics
+            r.write(base[k:] + base[:k])
+            d.write(noisy[k:] + noisy[:k])
+PY
+    for backend in $BACKENDS; do
+        for feature in $FEATURES; do
+            t=()
+            for frames in 30 "$FRAMES"; do
+                start=$(date +%s.%N)
+                if "$ULPGATE" score --backend "$backend" --feature "$feature" --width 1920 --height 1080 \
+                    --reference "$TMP/ref$frames.yuv" --distorted "$TMP/dis$frames.yuv" --json-out "$TMP/score.json"; then
+                    t+=("$(elapsed "$start" "$(date +%s.%N)")")
+                else
+                    failures+=("score $backend $feature ($frames frames)")
+                fi
+            done
+            if [ ${#t[@]} -eq 2 ]; then
+                fps=$(awk -v n="$FRAMES" -v a="${t[0]}" -v b="${t[1]}" 'BEGIN { printf "%.1f", (n - 30) / (b - a) }')
+                printf '{"backend":"%s","feature":"%s","mode":"score, reading+upload included","frames":%d,"seconds_30":%s,"seconds_n":%s,"fps":%s}\n' \
+                    "$backend" "$feature" "$FRAMES" "${t[0]}" "${t[1]}" "$fps" | tee -a "$OUT/bench.jsonl"
+            fi
+        done
+    done
+fi
+
+section "summary"
+if [ ${#failures[@]} -eq 0 ]; then
+    echo "every step exited 0"
+else
+    printf 'failed: %s\n' "${failures[@]}"
+fi
+rm -rf "$TMP"

@@ -1,0 +1,121 @@
+//! The CUDA/OpenCL kernel sources, embedded at build time. Each family's
+//! body (`kernels/<family>.cl`) is written once; the dialect header
+//! `kernels/ulp.h` is spliced in at its `#include "ulp.h"` line, with
+//! `#line` markers so compiler messages name the original files.
+
+use anyhow::{Result, anyhow};
+
+const HEADER_NAME: &str = "ulp.h";
+const HEADER: &str = include_str!("../../kernels/ulp.h");
+
+const FAMILIES: &[(&str, &str)] = &[
+    ("psnr", include_str!("../../kernels/psnr.cl")),
+    ("moment", include_str!("../../kernels/moment.cl")),
+    ("ansnr", include_str!("../../kernels/ansnr.cl")),
+];
+
+/// The self-contained source of a kernel family: header inlined.
+pub fn source(family: &str) -> Result<String> {
+    let body = FAMILIES
+        .iter()
+        .find(|(name, _)| *name == family)
+        .map(|(_, body)| *body)
+        .ok_or_else(|| anyhow!("no CUDA/OpenCL kernels for family `{family}` (kernels/{family}.cl)"))?;
+    Ok(splice(family, body))
+}
+
+fn splice(family: &str, body: &str) -> String {
+    let include = format!("#include \"{HEADER_NAME}\"");
+    let mut out = String::with_capacity(HEADER.len() + body.len() + 128);
+    out.push_str(&format!("#line 1 \"{family}.cl\"\n"));
+    for (n, line) in body.lines().enumerate() {
+        if line.trim() == include {
+            out.push_str(&format!("#line 1 \"{HEADER_NAME}\"\n{HEADER}\n#line {} \"{family}.cl\"\n", n + 2));
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A stable 64-bit FNV-1a hash (cache keys and checksums: unlike std's
+/// hasher it is the same in every build).
+pub fn fnv1a(parts: &[&[u8]]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for part in parts {
+        for &b in *part {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        // Separate the parts so ("ab", "c") and ("a", "bc") differ.
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::gpu::KernelSpec;
+    use crate::features::{ansnr, moment, psnr};
+
+    const SPECS: [&KernelSpec; 4] = [&psnr::PSNR_SSE, &moment::MOMENT_SUMS, &ansnr::ANSNR_FILTER, &ansnr::ANSNR_ROWS];
+
+    /// The parameter list of `KERNEL name(...)` in a family's source.
+    fn parameters(source: &str, name: &str) -> Vec<String> {
+        let start = source.find(&format!("KERNEL {name}(")).unwrap_or_else(|| panic!("no kernel {name}"));
+        let open = start + source[start..].find('(').unwrap();
+        let close = open + source[open..].find(')').unwrap();
+        source[open + 1..close].split(',').map(|p| p.split_whitespace().collect::<Vec<_>>().join(" ")).collect()
+    }
+
+    #[test]
+    fn every_kernel_spec_has_a_c_body_with_its_layout() {
+        for spec in SPECS {
+            let src = source(spec.family).unwrap();
+            let params = parameters(&src, spec.name);
+            assert_eq!(params.len(), spec.buffers + spec.scalars, "{}: {params:?}", spec.name);
+            for (i, p) in params.iter().enumerate() {
+                assert_eq!(
+                    p.starts_with("GLOBAL") && p.contains('*'),
+                    i < spec.buffers,
+                    "{}: parameter {p}",
+                    spec.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn reductions_are_sized_for_their_declared_work_group() {
+        // psnr_sse and moment_sums size their local arrays and strides by a
+        // constant: it must be the work group the host launches.
+        for (spec, constant) in [(&psnr::PSNR_SSE, "PSNR_WG"), (&moment::MOMENT_SUMS, "MOMENT_WG")] {
+            let src = source(spec.family).unwrap();
+            assert!(src.contains(&format!("#define {constant} {}\n", spec.workgroup[0])), "{}", spec.name);
+            assert_eq!(spec.workgroup[1..], [1, 1]);
+        }
+    }
+
+    #[test]
+    fn the_header_is_inlined_with_line_markers() {
+        let src = source("psnr").unwrap();
+        assert!(!src.lines().any(|l| l.trim_start().starts_with("#include")));
+        assert!(src.contains("#define KERNEL extern \"C\" __global__ void"));
+        assert!(src.contains("#pragma OPENCL FP_CONTRACT OFF"));
+        assert!(src.starts_with("#line 1 \"psnr.cl\"\n"));
+        // The line after the include keeps its number in psnr.cl.
+        let include_line = FAMILIES[0].1.lines().position(|l| l.starts_with("#include")).unwrap() + 1;
+        assert!(src.contains(&format!("#line {} \"psnr.cl\"", include_line + 1)));
+        assert!(source("vif").unwrap_err().to_string().contains("kernels/vif.cl"));
+    }
+
+    #[test]
+    fn fnv_is_stable_and_separates_parts() {
+        assert_eq!(fnv1a(&[]), 0xcbf2_9ce4_8422_2325);
+        assert_ne!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"a", b"bc"]));
+        assert_eq!(fnv1a(&[b"x"]), fnv1a(&[b"x"]));
+    }
+}

@@ -1,0 +1,187 @@
+//! The CUDA and OpenCL backends through the binary, on every fixture of the
+//! default gate. OpenCL runs for real on whatever the ICD loader finds (in
+//! CI: PoCL, which .ci/run installs); CUDA, where it is absent, must say so
+//! and never produce an OK cell.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// gates/default.yaml with its relative paths made absolute (so it runs
+/// from a temporary folder) and `edits` applied; each edit must match.
+fn default_gate_with(dir: &Path, name: &str, edits: &[(&str, &str)]) -> PathBuf {
+    let root = root();
+    let mut text = std::fs::read_to_string(root.join("gates/default.yaml")).expect("gates/default.yaml");
+    let mut all = vec![
+        ("registry: features.yaml".to_string(), format!("registry: {}", root.join("gates/features.yaml").display())),
+        ("../".to_string(), format!("{}/", root.display())),
+    ];
+    all.extend(edits.iter().map(|(a, b)| (a.to_string(), b.to_string())));
+    for (from, to) in all {
+        assert!(text.contains(&from), "gates/default.yaml no longer contains `{from}`: update this test");
+        text = text.replace(&from, &to);
+    }
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write gate");
+    path
+}
+
+/// The fixture names of the default gate.
+fn default_fixtures() -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("gates/default.yaml")).expect("gates/default.yaml");
+    let gate: Value = serde_yaml::from_str(&text).expect("valid YAML");
+    gate["fixtures"]
+        .as_array()
+        .expect("fixtures")
+        .iter()
+        .map(|f| f["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+/// Runs a gate and returns (exit code, report JSON).
+fn run_gate(gate: &Path, args: &[&str]) -> (i32, Value) {
+    let out = gate.with_extension("json");
+    let result = Command::cargo_bin("ulpgate")
+        .expect("binary")
+        .arg("run")
+        .arg(gate)
+        .args(args)
+        .arg("--json-out")
+        .arg(&out)
+        .arg("--quiet")
+        .output()
+        .expect("runs");
+    let code = result.status.code().expect("exit code");
+    let report = std::fs::read_to_string(&out).unwrap_or_else(|_| {
+        panic!(
+            "no report; stdout: {}\nstderr: {}",
+            String::from_utf8_lossy(&result.stdout),
+            String::from_utf8_lossy(&result.stderr)
+        )
+    });
+    (code, serde_json::from_str(&report).expect("report JSON"))
+}
+
+fn cells_of<'a>(report: &'a Value, backend: &str) -> Vec<&'a Value> {
+    report["cells"].as_array().expect("cells").iter().filter(|c| c["backend_b"] == backend).collect()
+}
+
+#[test]
+fn opencl_matches_cpu_on_every_default_fixture() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate =
+        default_gate_with(dir.path(), "opencl.yaml", &[("opencl: {required: false}", "opencl: {required: true}")]);
+    let (code, report) = run_gate(&gate, &["--backends", "cpu,opencl"]);
+    let cells = cells_of(&report, "opencl");
+    let fixtures = default_fixtures();
+    assert_eq!(cells.len(), 4 * fixtures.len(), "psnr, float_psnr, float_moment, float_ansnr on every fixture");
+    for c in &cells {
+        assert_eq!(c["status"], "OK", "{}: {}", c["id"], c["note"]);
+        let arch = c["device_b"]["arch_id"].as_str().unwrap_or_default();
+        assert!(arch.starts_with("opencl:"), "{}: ran on {arch}", c["id"]);
+        assert_eq!(c["device_b"]["kind"], "gpu");
+        // The kernels replicate the CPU's arithmetic: integer sums are
+        // exact and float kernels round op by op like the CPU, so these
+        // metrics agree bit for bit. (The second moments divide exact
+        // integer sums, where the CPU sums f32-rounded squares: 16-bit
+        // samples differ in the last bits, within tolerance.)
+        for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
+            if !metric.ends_with("2nd") {
+                assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric} differs by {diff}", c["id"]);
+            }
+        }
+    }
+    for f in &fixtures {
+        assert!(cells.iter().any(|c| c["fixture"] == f.as_str()), "fixture {f} not run");
+    }
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn opencl_names_the_devices_when_the_selected_one_does_not_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = default_gate_with(
+        dir.path(),
+        "opencl.yaml",
+        &[("opencl: {required: false}", "opencl: {required: true, device: 99}")],
+    );
+    let (code, report) = run_gate(&gate, &["--backends", "cpu,opencl", "--fixtures", "synthetic_176x144_8bit_422"]);
+    assert_eq!(code, 2);
+    for c in cells_of(&report, "opencl") {
+        assert_eq!(c["status"], "ERROR");
+        let note = c["note"].as_str().unwrap();
+        assert!(note.contains("no OpenCL device 99; the devices are 0: "), "{note}");
+    }
+}
+
+#[test]
+fn cuda_cells_are_never_ok_without_cuda() {
+    let reason = ulpgate::backend::cuda::unavailable_reason();
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = ["--backends", "cpu,cuda", "--fixtures", "synthetic_176x144_8bit_422"];
+
+    let required =
+        default_gate_with(dir.path(), "required.yaml", &[("cuda: {required: false}", "cuda: {required: true}")]);
+    let (code, report) = run_gate(&required, &fixture);
+    let cells = cells_of(&report, "cuda");
+    assert_eq!(cells.len(), 4);
+    match &reason {
+        // This machine has no usable CUDA (CI): ERROR, with the reason.
+        Some(reason) => {
+            assert_eq!(code, 2);
+            for c in &cells {
+                assert_eq!(c["status"], "ERROR");
+                assert_eq!(c["note"], format!("cuda unavailable: {reason} (required)"));
+            }
+        }
+        // A CUDA machine: the same gate must pass on the GPU.
+        None => {
+            assert_eq!(code, 0);
+            for c in &cells {
+                assert_eq!(c["status"], "OK", "{}", c["note"]);
+                assert!(c["device_b"]["arch_id"].as_str().unwrap().starts_with("cuda:"));
+            }
+        }
+    }
+
+    let optional = default_gate_with(dir.path(), "optional.yaml", &[]);
+    let (code, report) = run_gate(&optional, &fixture);
+    assert_eq!(code, 0);
+    for c in cells_of(&report, "cuda") {
+        let expected = if reason.is_some() { "SKIP" } else { "OK" };
+        assert_eq!(c["status"], expected, "{}", c["note"]);
+    }
+}
+
+#[test]
+fn devices_lists_both_backends_or_says_why_not() {
+    let out = Command::cargo_bin("ulpgate").unwrap().args(["devices", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let entry = |name: &str| list.as_array().unwrap().iter().find(|e| e["backend"] == name).cloned().unwrap();
+    let cuda = entry("cuda");
+    match ulpgate::backend::cuda::unavailable_reason() {
+        Some(reason) => {
+            assert_eq!(cuda["available"], false);
+            assert_eq!(cuda["reason"], reason.as_str());
+        }
+        None => assert!(cuda["devices"][0]["arch_id"].as_str().unwrap().starts_with("cuda:")),
+    }
+    let opencl = entry("opencl");
+    assert_eq!(
+        opencl["available"], true,
+        "OpenCL must be available for the tests (.ci/run installs PoCL): {}",
+        opencl["reason"]
+    );
+    assert!(opencl["devices"][0]["arch_id"].as_str().unwrap().starts_with("opencl:0x"));
+
+    let table = Command::cargo_bin("ulpgate").unwrap().arg("devices").output().unwrap();
+    let text = String::from_utf8_lossy(&table.stdout);
+    if let Some(reason) = ulpgate::backend::cuda::unavailable_reason() {
+        assert!(text.contains("unavailable: ") && text.contains(&reason[..20]), "{text}");
+    }
+}
