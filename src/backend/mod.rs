@@ -5,6 +5,7 @@ pub mod cpu;
 pub mod golden;
 pub mod gpu;
 mod gpu_backend;
+pub mod vulkan;
 
 pub use gpu_backend::GpuBackend;
 
@@ -95,11 +96,17 @@ pub struct OpenOptions {
 
 /// Opens a backend; `Err(reason)` when it cannot run on this build or
 /// machine (the cells then ERROR or SKIP with that reason).
-pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Backend>, String> {
+pub fn open(decl: &ResolvedBackend, options: &OpenOptions) -> Result<Arc<dyn Backend>, String> {
     match decl.kind {
         BackendKind::Cpu => Ok(Arc::new(cpu::CpuBackend::new(&decl.name))),
         BackendKind::Golden => Ok(Arc::new(golden::GoldenBackend::new(&decl.name))),
-        BackendKind::Vulkan | BackendKind::Cuda | BackendKind::Opencl | BackendKind::External => {
+        BackendKind::Vulkan => {
+            // The command line's --vulkan-device overrides the gate's `device`.
+            let selector = options.vulkan_device.as_ref().or(decl.device.as_ref());
+            let gpu = vulkan::open(selector, vulkan::Options::default())?;
+            Ok(Arc::new(GpuBackend::new(BackendKind::Vulkan, &decl.name, gpu)))
+        }
+        BackendKind::Cuda | BackendKind::Opencl | BackendKind::External => {
             Err(format!("this build of ulpgate has no {} backend", decl.kind.as_str()))
         }
     }
@@ -109,7 +116,7 @@ pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Ba
 pub fn enumerate() -> Vec<(BackendKind, Result<Vec<DeviceInfo>, String>)> {
     vec![
         (BackendKind::Cpu, Ok(vec![cpu::device_info("cpu")])),
-        (BackendKind::Vulkan, Err("this build of ulpgate has no vulkan backend".into())),
+        (BackendKind::Vulkan, vulkan::enumerate()),
         (BackendKind::Cuda, Err("this build of ulpgate has no cuda backend".into())),
         (BackendKind::Opencl, Err("this build of ulpgate has no opencl backend".into())),
     ]
