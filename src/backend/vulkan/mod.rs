@@ -44,3 +44,5 @@ pub fn check_selector(selector: &DeviceSelector) -> Result<(), String> {
         Err(_) => Ok(()),
     }
 }
+#[cfg(test)]
+mod tests;
