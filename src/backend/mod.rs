@@ -85,6 +85,11 @@ pub trait Backend: Send + Sync {
     fn supports(&self, feature: &ResolvedFeature) -> Result<(), String>;
 
     fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String>;
+
+    /// The GPU context behind a GPU backend (benchmarks drive it directly).
+    fn gpu(&self) -> Option<Arc<dyn gpu::Gpu>> {
+        None
+    }
 }
 
 /// Options that pick devices, from the command line.

@@ -1,5 +1,6 @@
 //! The command line: one module per subcommand.
 
+mod bench;
 mod devices;
 mod render;
 mod run;
@@ -36,6 +37,8 @@ enum Command {
     Render(render::Args),
     /// Print one backend's per-frame scores in libvmaf's JSON shape.
     Score(score::Args),
+    /// Time a gate run and each side, or a clip's throughput per backend.
+    Bench(bench::Args),
 }
 
 /// What a subcommand failed with.
@@ -70,6 +73,7 @@ pub fn main() -> ExitCode {
         Command::Devices(args) => devices::run(args),
         Command::Render(args) => render::run(args),
         Command::Score(args) => score::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
