@@ -261,7 +261,10 @@ pub fn run(options: &Options) -> Result<ClipBench> {
             error: None,
         });
         for imp in &impls {
-            let t = measure(imp, backend.as_ref(), &geometry, options, bandwidth).unwrap_or_else(|e| Throughput { error: Some(format!("{e:#}")), ..Throughput::empty(imp.name, name, options.frames) });
+            let t = measure(imp, backend.as_ref(), &geometry, options, bandwidth).unwrap_or_else(|e| Throughput {
+                error: Some(format!("{e:#}")),
+                ..Throughput::empty(imp.name, name, options.frames)
+            });
             throughput.push(t);
         }
     }

@@ -130,7 +130,8 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
         (0, _) => "FAIL",
         _ => "ERROR",
     };
-    let in_process = InProcess { gate_seconds, status: status.into(), cells: outcome.cells.len(), ok: count(Status::Ok) };
+    let in_process =
+        InProcess { gate_seconds, status: status.into(), cells: outcome.cells.len(), ok: count(Status::Ok) };
 
     // Open each backend once (timed), then time every side alone.
     let mut opened: BTreeMap<(usize, String), Result<Arc<dyn Backend>, String>> = BTreeMap::new();

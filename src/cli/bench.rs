@@ -146,7 +146,11 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
             format!("min {:.3}, max {:.3}; exit {}", w.min, w.max, codes.join(",")),
         ]);
         if let Some(base) = args.baseline_seconds {
-            whole.add_row(vec!["baseline given".into(), format!("{base:.3}"), format!("{:.1}x faster", base / w.median)]);
+            whole.add_row(vec![
+                "baseline given".into(),
+                format!("{base:.3}"),
+                format!("{:.1}x faster", base / w.median),
+            ]);
         }
     }
     let ip = &result.in_process;
@@ -248,7 +252,10 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
             opt(b.h2d_bytes_per_second.map(|v| v / 1e9), 2),
         ]);
     }
-    println!("{} vs {} ({}), {} frame pairs per figure\n{backends}", result.reference, result.distorted, result.geometry, result.frames);
+    println!(
+        "{} vs {} ({}), {} frame pairs per figure\n{backends}",
+        result.reference, result.distorted, result.geometry, result.frames
+    );
     let mut t = table(&[
         "Feature",
         "Backend",
@@ -281,6 +288,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
     }
     println!("{t}");
     write_json(&args.json_out, &result)?;
-    let failed = result.throughput.iter().any(|r| r.error.is_some()) || result.backends.iter().any(|b| b.error.is_some());
+    let failed =
+        result.throughput.iter().any(|r| r.error.is_some()) || result.backends.iter().any(|b| b.error.is_some());
     Ok(if failed { 2 } else { 0 })
 }

@@ -37,8 +37,11 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
 pub static MOMENT_SUMS: KernelSpec =
     KernelSpec { name: "moment_sums", family: "moment", workgroup: [256, 1, 1], buffers: 3, scalars: 3 };
 
-/// Samples each `moment_sums` work group reduces (16 per thread).
-const CHUNK: usize = 256 * 16;
+/// Samples each `moment_sums` work group reduces (64 per thread): few enough
+/// groups that a CPU driver (lavapipe), where a work group's barrier costs
+/// microseconds, spends its time on samples; still over a hundred groups
+/// per 1080p plane for a GPU to spread.
+const CHUNK: usize = 256 * 64;
 
 struct MomentGpu {
     kernel: Kernel,

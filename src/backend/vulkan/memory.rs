@@ -27,6 +27,7 @@ impl Use {
                 M::empty(),
                 M::DEVICE_LOCAL,
                 vk::BufferUsageFlags::STORAGE_BUFFER
+                    | vk::BufferUsageFlags::UNIFORM_BUFFER
                     | vk::BufferUsageFlags::TRANSFER_SRC
                     | vk::BufferUsageFlags::TRANSFER_DST,
             ),
@@ -68,9 +69,10 @@ unsafe impl Send for VkBuffer {}
 unsafe impl Sync for VkBuffer {}
 
 impl VkBuffer {
-    /// A buffer of at least `size` bytes, rounded up to whole 32-bit words.
+    /// A buffer of at least `size` bytes, rounded up to whole 16-byte
+    /// vectors (a shader may read a table as `vec4`s).
     pub fn new(shared: &Arc<Shared>, size: usize, usage: Use) -> Result<VkBuffer> {
-        let size = size.max(4).div_ceil(4) * 4;
+        let size = size.max(16).div_ceil(16) * 16;
         let (required, preferred, usage_flags) = usage.flags();
         let device = &shared.device;
         let info = vk::BufferCreateInfo::default()

@@ -17,6 +17,10 @@ pub struct VkKernel {
     pub set_layout: vk::DescriptorSetLayout,
     /// Bytes of the push-constant block (4 per scalar).
     pub push_bytes: u32,
+    /// Each binding's type, as the shader declares it: storage buffers,
+    /// and uniform buffers for small read-only tables that every
+    /// invocation reads at the same offsets (drivers load those once).
+    pub descriptor_types: Vec<vk::DescriptorType>,
 }
 
 impl VkKernel {
@@ -42,6 +46,16 @@ impl VkKernel {
                 shared.limits.max_push_constants_size
             );
         }
+        let uniform = shaders::uniform_bindings(&words);
+        let descriptor_types: Vec<vk::DescriptorType> = (0..spec.buffers as u32)
+            .map(|b| {
+                if uniform.contains(&b) {
+                    vk::DescriptorType::UNIFORM_BUFFER
+                } else {
+                    vk::DescriptorType::STORAGE_BUFFER
+                }
+            })
+            .collect();
         let device = &shared.device;
         let mut kernel = VkKernel {
             shared: shared.clone(),
@@ -49,12 +63,13 @@ impl VkKernel {
             layout: vk::PipelineLayout::null(),
             set_layout: vk::DescriptorSetLayout::null(),
             push_bytes,
+            descriptor_types,
         };
         let bindings: Vec<vk::DescriptorSetLayoutBinding> = (0..spec.buffers as u32)
             .map(|b| {
                 vk::DescriptorSetLayoutBinding::default()
                     .binding(b)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
+                    .descriptor_type(kernel.descriptor_types[b as usize])
                     .descriptor_count(1)
                     .stage_flags(vk::ShaderStageFlags::COMPUTE)
             })

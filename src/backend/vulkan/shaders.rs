@@ -54,3 +54,22 @@ pub fn entry_point(words: &[u32]) -> Option<(String, [u32; 3])> {
     })?;
     Some((name, size))
 }
+
+/// The bindings (set 0) a module declares as uniform buffers; every other
+/// binding is a storage buffer.
+pub fn uniform_bindings(words: &[u32]) -> Vec<u32> {
+    const OP_VARIABLE: u32 = 59;
+    const OP_DECORATE: u32 = 71;
+    const UNIFORM: u32 = 2;
+    const BINDING: u32 = 33;
+    let uniform: Vec<u32> = instructions(words)
+        .filter(|(op, args)| *op == OP_VARIABLE && args.len() >= 3 && args[2] == UNIFORM)
+        .map(|(_, args)| args[1])
+        .collect();
+    let mut out: Vec<u32> = instructions(words)
+        .filter(|(op, args)| *op == OP_DECORATE && args.len() == 3 && args[1] == BINDING && uniform.contains(&args[0]))
+        .map(|(_, args)| args[2])
+        .collect();
+    out.sort();
+    out
+}

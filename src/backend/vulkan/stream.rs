@@ -178,19 +178,23 @@ impl VkStream {
     }
 
     /// Binds the kernel's buffers: pushed, or through a set from a pool.
-    fn bind_buffers(&mut self, kernel: &VkKernel, buffers: &[vk::Buffer]) -> Result<()> {
+    fn bind_buffers(&mut self, kernel: &VkKernel, buffers: &[(vk::Buffer, u64)]) -> Result<()> {
+        let max_uniform = u64::from(self.shared.limits.max_uniform_buffer_range);
         let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
             .iter()
-            .map(|&b| [vk::DescriptorBufferInfo::default().buffer(b).offset(0).range(vk::WHOLE_SIZE)])
+            .zip(&kernel.descriptor_types)
+            .map(|(&(b, size), &ty)| {
+                let range =
+                    if ty == vk::DescriptorType::UNIFORM_BUFFER { size.min(max_uniform) } else { vk::WHOLE_SIZE };
+                [vk::DescriptorBufferInfo::default().buffer(b).offset(0).range(range)]
+            })
             .collect();
         let mut writes: Vec<vk::WriteDescriptorSet> = infos
             .iter()
+            .zip(&kernel.descriptor_types)
             .enumerate()
-            .map(|(i, info)| {
-                vk::WriteDescriptorSet::default()
-                    .dst_binding(i as u32)
-                    .descriptor_type(vk::DescriptorType::STORAGE_BUFFER)
-                    .buffer_info(info)
+            .map(|(i, (info, &ty))| {
+                vk::WriteDescriptorSet::default().dst_binding(i as u32).descriptor_type(ty).buffer_info(info)
             })
             .collect();
         if let Some(push) = &self.shared.push_descriptor {
@@ -230,7 +234,10 @@ impl VkStream {
                 Err(e) => bail!("vkAllocateDescriptorSets: {e:?}"),
             }
         }
-        let sizes = [vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(512)];
+        let sizes = [
+            vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(512),
+            vk::DescriptorPoolSize::default().ty(vk::DescriptorType::UNIFORM_BUFFER).descriptor_count(128),
+        ];
         let info = vk::DescriptorPoolCreateInfo::default().max_sets(64).pool_sizes(&sizes);
         // SAFETY: valid device; the stream destroys its pools.
         let pool = unsafe { self.device().create_descriptor_pool(&info, None) }.context("vkCreateDescriptorPool")?;
@@ -332,11 +339,14 @@ impl Stream for VkStream {
         if groups.iter().zip(max).any(|(&g, m)| g > m) {
             bail!("kernel {name}: {groups:?} work groups exceed the device's {max:?}");
         }
-        let mut buffers = Vec::with_capacity(kernel.spec.buffers);
+        let mut bound = Vec::with_capacity(kernel.spec.buffers);
         let mut scalars = Vec::with_capacity(4 * kernel.spec.scalars);
         for arg in args {
             match arg {
-                Arg::Buffer(b) => buffers.push(self.own_buffer(b)?.buffer),
+                Arg::Buffer(b) => {
+                    let raw = self.own_buffer(b)?;
+                    bound.push((raw.buffer, raw.size as u64));
+                }
                 other => scalars.extend_from_slice(&other.scalar_bytes().expect("a scalar argument")),
             }
         }
@@ -348,13 +358,14 @@ impl Stream for VkStream {
             );
         }
         // A kernel may read and write each of its buffers.
+        let buffers: Vec<vk::Buffer> = bound.iter().map(|b| b.0).collect();
         self.begin_op(&buffers, &buffers)?;
         if self.bound != vk_kernel.pipeline {
             // SAFETY: recording; a compute pipeline of this device.
             unsafe { self.device().cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, vk_kernel.pipeline) };
             self.bound = vk_kernel.pipeline;
         }
-        self.bind_buffers(vk_kernel, &buffers)?;
+        self.bind_buffers(vk_kernel, &bound)?;
         if !scalars.is_empty() {
             // SAFETY: recording; the layout's range is exactly these bytes.
             unsafe {

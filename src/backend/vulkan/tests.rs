@@ -6,12 +6,12 @@ use super::context::{Options, VulkanGpu};
 use super::shaders::{self, SHADERS};
 use crate::backend::gpu::{Arg, Gpu, KernelSpec};
 use crate::config::gate::DeviceSelector;
-use crate::features::ansnr::{ANSNR_FILTER, ANSNR_ROWS};
+use crate::features::ansnr::ANSNR_FILTER_ROWS;
 use crate::features::moment::MOMENT_SUMS;
 use crate::features::psnr::PSNR_SSE;
 use std::sync::Arc;
 
-static SPECS: [&KernelSpec; 4] = [&PSNR_SSE, &MOMENT_SUMS, &ANSNR_FILTER, &ANSNR_ROWS];
+static SPECS: [&KernelSpec; 3] = [&PSNR_SSE, &MOMENT_SUMS, &ANSNR_FILTER_ROWS];
 
 fn lavapipe(options: Options) -> Arc<VulkanGpu> {
     super::open(Some(&DeviceSelector::Name("llvmpipe".into())), options)
@@ -51,8 +51,8 @@ fn spirv_modules_validate_and_match_their_specs() {
         let mut push_bytes = 0;
         for (_, var) in module.global_variables.iter() {
             match var.space {
-                naga::AddressSpace::Storage { .. } => {
-                    let b = var.binding.as_ref().expect("a bound storage buffer");
+                naga::AddressSpace::Storage { .. } | naga::AddressSpace::Uniform => {
+                    let b = var.binding.as_ref().expect("a bound buffer");
                     assert_eq!(b.group, 0, "{}: set 0", spec.name);
                     bindings.push(b.binding);
                 }
