@@ -4,7 +4,7 @@
 //! the result is bit-identical to its C path.
 
 use super::gpu::{GpuExtractor, GpuPipeline, floats, planes_bytes, upload_planes, word_buffer};
-use super::picture::{float_peak, float_plane, scaler};
+use super::picture::{float_peak, float_plane_into, scaler};
 use super::{Extractor, FeatureImpl, check_known_options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
@@ -19,7 +19,7 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     },
     cpu: |geometry, options| {
         check_known_options("float_ansnr", options, &[])?;
-        Ok(Box::new(AnsnrCpu { bit_depth: geometry.bit_depth }))
+        Ok(Box::new(AnsnrCpu { bit_depth: geometry.bit_depth, planes: Default::default(), inner: Vec::new() }))
     },
     gpu: Some(|gpu, geometry, options| {
         check_known_options("float_ansnr", options, &[])?;
@@ -152,9 +152,46 @@ pub fn mirror(i: isize, n: isize) -> usize {
 /// needs no mirror, is plain slice arithmetic the compiler vectorises; the
 /// results are bit-identical to the pixel-at-a-time loop.
 pub fn filter2d(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize) -> Vec<f32> {
-    let mut dst = vec![0.0f32; w * h];
+    let mut dst = Vec::new();
+    filter2d_into(filter, width, src, w, h, &mut dst, &mut Vec::new());
+    dst
+}
+
+/// [`filter2d`] into buffers the caller keeps from frame to frame: `dst`
+/// (w x h) and `inner` (one row of partial sums).
+pub fn filter2d_into(
+    filter: &[f32],
+    width: usize,
+    src: &[f32],
+    w: usize,
+    h: usize,
+    dst: &mut Vec<f32>,
+    inner: &mut Vec<f32>,
+) {
+    dst.clear();
+    dst.resize(w * h, 0.0);
+    inner.clear();
+    inner.resize(w, 0.0);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { filter_rows_avx2(filter, width, src, w, h, dst, inner) };
+        return;
+    }
+    filter_rows(filter, width, src, w, h, dst, inner);
+}
+
+/// [`filter_rows`] compiled for AVX2: 8 pixels per instruction instead of 4,
+/// the same IEEE multiplies and adds (AVX2 brings no FMA), so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn filter_rows_avx2(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize, dst: &mut [f32], inner: &mut [f32]) {
+    filter_rows(filter, width, src, w, h, dst, inner)
+}
+
+#[inline(always)]
+fn filter_rows(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize, dst: &mut [f32], inner: &mut [f32]) {
     let half = width / 2;
-    let mut inner = vec![0.0f32; w];
     for (i, out) in dst.chunks_exact_mut(w).enumerate() {
         for fi in 0..width {
             let ii = mirror(i as isize - half as isize + fi as isize, h as isize);
@@ -172,12 +209,11 @@ pub fn filter2d(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize) -
                     }
                 }
             }
-            for (a, &v) in out.iter_mut().zip(&inner) {
+            for (a, &v) in out.iter_mut().zip(inner.iter()) {
                 *a += v;
             }
         }
     }
-    dst
 }
 
 /// ansnr_mse_s: (signal, noise) energies, per-row f32 sums added in f32.
@@ -206,14 +242,21 @@ pub fn ansnr_scores(sig: f32, noise: f32, samples: usize, bit_depth: u8) -> (f64
 
 struct AnsnrCpu {
     bit_depth: u8,
+    /// Float reference, float distorted, and their filtered planes, kept
+    /// from frame to frame.
+    planes: [Vec<f32>; 4],
+    inner: Vec<f32>,
 }
 
 impl Extractor for AnsnrCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let (w, h) = reference.geometry.plane_dims(0);
-        let r = filter2d(&ref_filter(), 3, &float_plane(reference, 0, -128), w, h);
-        let d = filter2d(&dis_filter(), 5, &float_plane(distorted, 0, -128), w, h);
-        let (sig, noise) = signal_noise(&r, &d, w);
+        let [src_r, src_d, r, d] = &mut self.planes;
+        float_plane_into(reference, 0, -128, src_r);
+        float_plane_into(distorted, 0, -128, src_d);
+        filter2d_into(&ref_filter(), 3, src_r, w, h, r, &mut self.inner);
+        filter2d_into(&dis_filter(), 5, src_d, w, h, d, &mut self.inner);
+        let (sig, noise) = signal_noise(r, d, w);
         let (ansnr, anpsnr) = ansnr_scores(sig, noise, w * h, self.bit_depth);
         out.record("float_ansnr", index, ansnr);
         out.record("float_anpsnr", index, anpsnr);
@@ -261,9 +304,14 @@ mod tests {
                 if w < width / 2 + 1 || h < width / 2 + 1 {
                     continue;
                 }
-                let fast = filter2d(taps, width, &src, w, h);
                 let slow = filter2d_pixelwise(taps, width, &src, w, h);
-                assert!(fast.iter().zip(&slow).all(|(a, b)| a.to_bits() == b.to_bits()), "{w}x{h}, {width}x{width}");
+                // What this CPU runs (AVX2 where it has it), and the portable code.
+                let fast = filter2d(taps, width, &src, w, h);
+                let (mut portable, mut inner) = (vec![0.0; w * h], vec![0.0; w]);
+                filter_rows(taps, width, &src, w, h, &mut portable, &mut inner);
+                for out in [&fast, &portable] {
+                    assert!(out.iter().zip(&slow).all(|(a, b)| a.to_bits() == b.to_bits()), "{w}x{h}, {width}x{width}");
+                }
             }
         }
     }
