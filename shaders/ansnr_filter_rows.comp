@@ -70,6 +70,38 @@ float dis_value(uint row, int col) {
     return float(unpack(dis_words[i >> shift], i, shift)) / pc.scaler - 128.0;
 }
 
+// Four consecutive samples [p, p + 4) of a row (no mirror needed), as
+// floats: they lie in at most three words, read whole (8-bit: 2 loads for
+// 4 samples, 16-bit: 3), where sample-by-sample reading would take 4.
+vec4 quad_from(uint w0, uint w1, uint w2, uint p, uint shift) {
+    uint bits = 8u * pc.bytes_per_sample;
+    uint in_word = (1u << shift) - 1u;
+    uint mask = (1u << bits) - 1u;
+    uint first = p & in_word;
+    vec4 v;
+    for (uint k = 0u; k < 4u; k++) {
+        uint o = first + k;
+        uint which = o >> shift;
+        uint word = which == 0u ? w0 : (which == 1u ? w1 : w2);
+        v[k] = float((word >> ((o & in_word) * bits)) & mask) / pc.scaler - 128.0;
+    }
+    return v;
+}
+
+vec4 ref_quad(uint p) {
+    uint shift = word_shift();
+    uint first = p >> shift;
+    uint last = (p + 3u) >> shift;
+    return quad_from(ref_words[first], ref_words[min(first + 1u, last)], ref_words[last], p, shift);
+}
+
+vec4 dis_quad(uint p) {
+    uint shift = word_shift();
+    uint first = p >> shift;
+    uint last = (p + 3u) >> shift;
+    return quad_from(dis_words[first], dis_words[min(first + 1u, last)], dis_words[last], p, shift);
+}
+
 // One filter row of ansnr_filter2d_s: inner = 0, then tap * sample left to
 // right, added to accum.
 #define ROW3(t0, t1, t2, s0, s1, s2) \
@@ -77,6 +109,35 @@ float dis_value(uint row, int col) {
 #define ROW5(t0, t1, t2, t3, t4, s0, s1, s2, s3, s4) \
     inner = 0.0; inner += t0 * s0; inner += t1 * s1; inner += t2 * s2; inner += t3 * s3; inner += t4 * s4; \
     accum += inner;
+
+// One pixel: slide both windows one column right (the new column's values
+// given), filter, and add the pixel's energies to the row's sums.
+#define STEP(na0, na1, na2, nb0, nb1, nb2, nb3, nb4) \
+    { \
+        a00 = a01; a01 = a02; a02 = na0; \
+        a10 = a11; a11 = a12; a12 = na1; \
+        a20 = a21; a21 = a22; a22 = na2; \
+        b00 = b01; b01 = b02; b02 = b03; b03 = b04; b04 = nb0; \
+        b10 = b11; b11 = b12; b12 = b13; b13 = b14; b14 = nb1; \
+        b20 = b21; b21 = b22; b22 = b23; b23 = b24; b24 = nb2; \
+        b30 = b31; b31 = b32; b32 = b33; b33 = b34; b34 = nb3; \
+        b40 = b41; b41 = b42; b42 = b43; b43 = b44; b44 = nb4; \
+        float accum = 0.0; \
+        float inner; \
+        ROW3(k0.x, k0.y, k0.z, a00, a01, a02) \
+        ROW3(k0.w, k1.x, k1.y, a10, a11, a12) \
+        ROW3(k1.z, k1.w, k2.x, a20, a21, a22) \
+        float r = accum; \
+        accum = 0.0; \
+        ROW5(k2.y, k2.z, k2.w, k3.x, k3.y, b00, b01, b02, b03, b04) \
+        ROW5(k3.z, k3.w, k4.x, k4.y, k4.z, b10, b11, b12, b13, b14) \
+        ROW5(k4.w, k5.x, k5.y, k5.z, k5.w, b20, b21, b22, b23, b24) \
+        ROW5(k6.x, k6.y, k6.z, k6.w, k7.x, b30, b31, b32, b33, b34) \
+        ROW5(k7.y, k7.z, k7.w, k8.x, k8.y, b40, b41, b42, b43, b44) \
+        float d = accum; \
+        sig += r * r; \
+        noise += (r - d) * (r - d); \
+    }
 
 void main() {
     uint y = gl_GlobalInvocationID.x;
@@ -118,33 +179,30 @@ void main() {
 
     float sig = 0.0;
     float noise = 0.0;
-    for (int x = 0; x < w; x++) {
-        // Slide both windows one column right.
-        a00 = a01; a01 = a02; a02 = ref_value(r0, x + 1);
-        a10 = a11; a11 = a12; a12 = ref_value(r1, x + 1);
-        a20 = a21; a21 = a22; a22 = ref_value(r2, x + 1);
-        b00 = b01; b01 = b02; b02 = b03; b03 = b04; b04 = dis_value(d0, x + 2);
-        b10 = b11; b11 = b12; b12 = b13; b13 = b14; b14 = dis_value(d1, x + 2);
-        b20 = b21; b21 = b22; b22 = b23; b23 = b24; b24 = dis_value(d2, x + 2);
-        b30 = b31; b31 = b32; b32 = b33; b33 = b34; b34 = dis_value(d3, x + 2);
-        b40 = b41; b41 = b42; b42 = b43; b43 = b44; b44 = dis_value(d4, x + 2);
-
-        float accum = 0.0;
-        float inner;
-        ROW3(k0.x, k0.y, k0.z, a00, a01, a02)
-        ROW3(k0.w, k1.x, k1.y, a10, a11, a12)
-        ROW3(k1.z, k1.w, k2.x, a20, a21, a22)
-        float r = accum;
-        accum = 0.0;
-        ROW5(k2.y, k2.z, k2.w, k3.x, k3.y, b00, b01, b02, b03, b04)
-        ROW5(k3.z, k3.w, k4.x, k4.y, k4.z, b10, b11, b12, b13, b14)
-        ROW5(k4.w, k5.x, k5.y, k5.z, k5.w, b20, b21, b22, b23, b24)
-        ROW5(k6.x, k6.y, k6.z, k6.w, k7.x, b30, b31, b32, b33, b34)
-        ROW5(k7.y, k7.z, k7.w, k8.x, k8.y, b40, b41, b42, b43, b44)
-        float d = accum;
-
-        sig += r * r;
-        noise += (r - d) * (r - d);
+    int x = 0;
+    // Four pixels a step while the windows' new columns need no mirror:
+    // each window row's four new samples come from whole words.
+    while (x + 6 <= w) {
+        uint c = uint(x);
+        vec4 n0 = ref_quad(r0 + c + 1u);
+        vec4 n1 = ref_quad(r1 + c + 1u);
+        vec4 n2 = ref_quad(r2 + c + 1u);
+        vec4 m0 = dis_quad(d0 + c + 2u);
+        vec4 m1 = dis_quad(d1 + c + 2u);
+        vec4 m2 = dis_quad(d2 + c + 2u);
+        vec4 m3 = dis_quad(d3 + c + 2u);
+        vec4 m4 = dis_quad(d4 + c + 2u);
+        STEP(n0.x, n1.x, n2.x, m0.x, m1.x, m2.x, m3.x, m4.x)
+        STEP(n0.y, n1.y, n2.y, m0.y, m1.y, m2.y, m3.y, m4.y)
+        STEP(n0.z, n1.z, n2.z, m0.z, m1.z, m2.z, m3.z, m4.z)
+        STEP(n0.w, n1.w, n2.w, m0.w, m1.w, m2.w, m3.w, m4.w)
+        x += 4;
+    }
+    // The last pixels, one a step, their new columns mirrored.
+    while (x < w) {
+        STEP(ref_value(r0, x + 1), ref_value(r1, x + 1), ref_value(r2, x + 1), dis_value(d0, x + 2),
+             dis_value(d1, x + 2), dis_value(d2, x + 2), dis_value(d3, x + 2), dis_value(d4, x + 2))
+        x += 1;
     }
     rows[2u * y] = sig;
     rows[2u * y + 1u] = noise;
