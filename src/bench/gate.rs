@@ -38,7 +38,7 @@ pub struct ProcessRuns {
 #[derive(Debug, Serialize)]
 pub struct BackendOpen {
     pub backend: String,
-    /// Opening it in this process (loader, device, context), seconds.
+    /// Opening it first thing in this process (loader, driver, device), seconds.
     pub seconds: f64,
     pub device: Option<DeviceInfo>,
     pub error: Option<String>,
@@ -46,8 +46,9 @@ pub struct BackendOpen {
 
 #[derive(Debug, Serialize)]
 pub struct InProcess {
-    /// `gate::execute` wall: opening backends, building kernels, reading
-    /// fixtures, every side in parallel, diffs.
+    /// `gate::execute` wall with the backends' libraries already loaded by
+    /// this process: opening backends, building kernels, reading fixtures,
+    /// every side in parallel, diffs.
     pub gate_seconds: f64,
     pub status: String,
     pub cells: usize,
@@ -121,19 +122,9 @@ type SideKey = (usize, String, String, String);
 pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBench> {
     let process = process_runs(&options.run_args, options.process_runs)?;
 
-    let t0 = Instant::now();
-    let outcome = gate::execute(plan, &RunOptions { open: options.open.clone(), progress: false });
-    let gate_seconds = t0.elapsed().as_secs_f64();
-    let count = |s: Status| outcome.cells.iter().filter(|c| c.status == s).count();
-    let status = match (count(Status::Error), count(Status::Fail)) {
-        (0, 0) => "OK",
-        (0, _) => "FAIL",
-        _ => "ERROR",
-    };
-    let in_process =
-        InProcess { gate_seconds, status: status.into(), cells: outcome.cells.len(), ok: count(Status::Ok) };
-
-    // Open each backend once (timed), then time every side alone.
+    // Open each backend once, first, so the time is this process's cold
+    // open (loader, driver, device); then the whole run in-process; then
+    // every side alone.
     let mut opened: BTreeMap<(usize, String), Result<Arc<dyn Backend>, String>> = BTreeMap::new();
     let mut open = Vec::new();
     for cell in &plan.cells {
@@ -155,6 +146,18 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
         }
     }
 
+    let t0 = Instant::now();
+    let outcome = gate::execute(plan, &RunOptions { open: options.open.clone(), progress: false });
+    let gate_seconds = t0.elapsed().as_secs_f64();
+    let count = |s: Status| outcome.cells.iter().filter(|c| c.status == s).count();
+    let status = match (count(Status::Error), count(Status::Fail)) {
+        (0, 0) => "OK",
+        (0, _) => "FAIL",
+        _ => "ERROR",
+    };
+    let in_process =
+        InProcess { gate_seconds, status: status.into(), cells: outcome.cells.len(), ok: count(Status::Ok) };
+
     let mut fixtures: HashMap<(usize, String), Result<Arc<LoadedFixture>, FixtureError>> = HashMap::new();
     let mut sides: BTreeMap<SideKey, SideTiming> = BTreeMap::new();
     for cell in &plan.cells {
@@ -168,7 +171,11 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
                 continue;
             }
             let gate = &plan.gates[cell.gate];
-            let fixture = gate.fixtures.iter().find(|f| f.name == cell.fixture).ok_or_else(|| anyhow!("fixture"))?;
+            let fixture = gate
+                .fixtures
+                .iter()
+                .find(|f| f.name == cell.fixture)
+                .ok_or_else(|| anyhow!("fixture {} is not in gate {}", cell.fixture, gate.name))?;
             let loaded = fixtures
                 .entry((cell.gate, cell.fixture.clone()))
                 .or_insert_with(|| LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(Arc::new))

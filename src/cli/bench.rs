@@ -155,7 +155,7 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
     }
     let ip = &result.in_process;
     whole.add_row(vec![
-        "in-process gate run (opens, kernels, sides, diffs)".into(),
+        "in-process gate run, drivers loaded (opens, kernels, sides, diffs)".into(),
         format!("{:.3}", ip.gate_seconds),
         format!("{}: {} of {} cells OK", ip.status, ip.ok, ip.cells),
     ]);
@@ -165,7 +165,7 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
             (None, Some(e)) => format!("unavailable: {e}"),
             _ => String::new(),
         };
-        whole.add_row(vec![format!("open {}", o.backend), format!("{:.3}", o.seconds), note]);
+        whole.add_row(vec![format!("open {} (first in the process)", o.backend), format!("{:.3}", o.seconds), note]);
     }
     println!("{whole}");
 
