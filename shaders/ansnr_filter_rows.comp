@@ -192,10 +192,9 @@ void main() {
         vec4 m2 = dis_quad(d2 + c + 2u);
         vec4 m3 = dis_quad(d3 + c + 2u);
         vec4 m4 = dis_quad(d4 + c + 2u);
-        STEP(n0.x, n1.x, n2.x, m0.x, m1.x, m2.x, m3.x, m4.x)
-        STEP(n0.y, n1.y, n2.y, m0.y, m1.y, m2.y, m3.y, m4.y)
-        STEP(n0.z, n1.z, n2.z, m0.z, m1.z, m2.z, m3.z, m4.z)
-        STEP(n0.w, n1.w, n2.w, m0.w, m1.w, m2.w, m3.w, m4.w)
+        for (uint k = 0u; k < 4u; k++) {
+            STEP(n0[k], n1[k], n2[k], m0[k], m1[k], m2[k], m3[k], m4[k])
+        }
         x += 4;
     }
     // The last pixels, one a step, their new columns mirrored.
