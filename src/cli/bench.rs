@@ -69,7 +69,8 @@ pub struct Args {
 fn selector(arg: &Option<String>) -> anyhow::Result<Option<DeviceSelector>> {
     let Some(s) = arg else { return Ok(None) };
     let sel = s.parse::<u32>().map(DeviceSelector::Index).unwrap_or_else(|_| DeviceSelector::Name(s.clone()));
-    crate::backend::vulkan::check_selector(&sel).map_err(|e| anyhow!("--vulkan-device {sel}: {e}"))?;
+    // Checked here, not per run: the instance it makes is not kept.
+    drop(crate::backend::vulkan::check_selector(&sel).map_err(|e| anyhow!("--vulkan-device {sel}: {e}"))?);
     Ok(Some(sel))
 }
 

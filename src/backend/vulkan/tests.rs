@@ -63,8 +63,16 @@ fn spirv_modules_validate_and_match_their_specs() {
         bindings.sort();
         assert_eq!(bindings, (0..spec.buffers as u32).collect::<Vec<_>>(), "{}: bindings", spec.name);
         assert_eq!(push_bytes, 4 * spec.scalars as u32, "{}: push constants", spec.name);
-        // The run-time check reads the same interface.
+        // The run-time reflection reads the same interface: entry point,
+        // work-group size, and which bindings are uniform blocks (the taps).
         assert_eq!(shaders::entry_point(&shader.words()), Some((spec.name.to_string(), spec.workgroup)));
+        let uniform: Vec<u32> = module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| v.space == naga::AddressSpace::Uniform)
+            .filter_map(|(_, v)| v.binding.as_ref().map(|b| b.binding))
+            .collect();
+        assert_eq!(shaders::uniform_bindings(&shader.words()), uniform, "{}", spec.name);
     }
 }
 
