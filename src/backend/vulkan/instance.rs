@@ -13,6 +13,9 @@ pub struct Instance {
     pub entry: ash::Entry,
     /// The instance API version requested (at most 1.3).
     pub api_version: u32,
+    /// Where the loader's messages go. A messenger given at creation is
+    /// also called during vkDestroyInstance, so this outlives the instance.
+    _messages: Box<Mutex<Vec<String>>>,
 }
 
 impl Drop for Instance {
@@ -46,7 +49,8 @@ unsafe extern "system" fn collect_messages(
         && !user.is_null()
     {
         // SAFETY: the loader passes a valid callback-data struct; `user` is
-        // the Mutex that `Instance::new` keeps alive across the call.
+        // the boxed Mutex that lives as long as the instance (or, when
+        // creation fails, across the failed call).
         let (data, sink) = unsafe { (&*data, &*(user as *const Mutex<Vec<String>>)) };
         if !data.p_message.is_null() {
             // SAFETY: p_message is a NUL-terminated string for this call.
@@ -89,14 +93,14 @@ impl Instance {
             .application_name(c"ulpgate")
             .engine_name(c"ulpgate")
             .api_version(api_version);
-        let messages: Mutex<Vec<String>> = Mutex::new(Vec::new());
+        let messages: Box<Mutex<Vec<String>>> = Box::new(Mutex::new(Vec::new()));
         let mut messenger = vk::DebugUtilsMessengerCreateInfoEXT::default()
             .message_severity(
                 vk::DebugUtilsMessageSeverityFlagsEXT::ERROR | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING,
             )
             .message_type(vk::DebugUtilsMessageTypeFlagsEXT::GENERAL | vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION)
             .pfn_user_callback(Some(collect_messages))
-            .user_data(&messages as *const Mutex<Vec<String>> as *mut c_void);
+            .user_data(&*messages as *const Mutex<Vec<String>> as *mut c_void);
         let extensions = [ash::ext::debug_utils::NAME.as_ptr()];
         let mut create = vk::InstanceCreateInfo::default().application_info(&app);
         if has_debug_utils {
@@ -105,7 +109,7 @@ impl Instance {
         // SAFETY: the create info and everything it points to outlive the call.
         let created = unsafe { entry.create_instance(&create, None) };
         match created {
-            Ok(instance) => Ok(Instance { instance, entry, api_version }),
+            Ok(instance) => Ok(Instance { instance, entry, api_version, _messages: messages }),
             Err(e) => {
                 let said = messages.lock().map(|m| m.join("; ")).unwrap_or_default();
                 let said = if said.is_empty() { String::new() } else { format!(": {said}") };
