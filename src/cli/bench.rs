@@ -166,7 +166,7 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
             (None, Some(e)) => format!("unavailable: {e}"),
             _ => String::new(),
         };
-        whole.add_row(vec![format!("open {} (first in the process)", o.backend), format!("{:.3}", o.seconds), note]);
+        whole.add_row(vec![format!("open {} in this process", o.backend), format!("{:.3}", o.seconds), note]);
     }
     println!("{whole}");
 
