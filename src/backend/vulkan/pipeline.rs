@@ -37,6 +37,19 @@ impl VkKernel {
                 spec.workgroup
             ),
         }
+        let limits = &shared.limits;
+        let invocations: u32 = spec.workgroup.iter().product();
+        if invocations > limits.max_compute_work_group_invocations
+            || spec.workgroup.iter().zip(limits.max_compute_work_group_size).any(|(&n, max)| n > max)
+        {
+            bail!(
+                "kernel {}: work groups of {:?} exceed the device's limits ({} invocations, {:?})",
+                spec.name,
+                spec.workgroup,
+                limits.max_compute_work_group_invocations,
+                limits.max_compute_work_group_size
+            );
+        }
         let push_bytes = 4 * spec.scalars as u32;
         if push_bytes > shared.limits.max_push_constants_size {
             bail!(
