@@ -1,5 +1,6 @@
 //! The command line: one module per subcommand.
 
+mod bench;
 mod devices;
 mod merge;
 mod outputs;
@@ -40,6 +41,8 @@ enum Command {
     Merge(merge::Args),
     /// Print one backend's per-frame scores in libvmaf's JSON shape.
     Score(score::Args),
+    /// Time a gate run and each side, or a clip's throughput per backend.
+    Bench(bench::Args),
 }
 
 /// What a subcommand failed with.
@@ -75,6 +78,7 @@ pub fn main() -> ExitCode {
         Command::Render(args) => render::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Score(args) => score::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -71,6 +71,13 @@ pub fn run(args: Args) -> Outcome {
         Ok(i) => DeviceSelector::Index(i),
         Err(_) => DeviceSelector::Name(s),
     });
+    // A device asked for on the command line that does not exist is a usage
+    // error (exit 2), even where vulkan is optional; a machine without a
+    // loader or driver still SKIPs or ERRORs its cells as the gate says.
+    if let Some(selector) = &vulkan_device {
+        crate::backend::vulkan::check_selector(selector)
+            .map_err(|e| anyhow::anyhow!("--vulkan-device {selector}: {e}"))?;
+    }
     let interactive = std::io::stdout().is_terminal();
     let options = RunOptions { open: OpenOptions { vulkan_device }, progress: interactive && !args.out.quiet };
     let outcome = gate::execute(&plan, &options);

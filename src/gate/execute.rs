@@ -42,9 +42,18 @@ type FixtureSlot = OnceLock<Result<Arc<LoadedFixture>, FixtureError>>;
 
 pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
     let started = Instant::now();
-    let backends = open_backends(plan, &options.open);
     let fixtures: HashMap<(usize, String), FixtureSlot> =
         plan.cells.iter().map(|c| ((c.gate, c.fixture.clone()), OnceLock::new())).collect();
+    // Read the fixtures while the backends open: a GPU backend's loader and
+    // driver take tens of milliseconds to start, reading is I/O and copies.
+    let backends = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for ((gate, name), slot) in &fixtures {
+                slot.get_or_init(|| load_fixture(find_fixture(&plan.gates[*gate], name)));
+            }
+        });
+        open_backends(plan, &options.open)
+    });
 
     // The sides every runnable cell needs, each computed once.
     let mut needed = BTreeSet::new();
