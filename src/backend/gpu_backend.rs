@@ -6,6 +6,7 @@ use super::{Backend, DeviceInfo, SideOutput, SideRequest};
 use crate::config::ResolvedFeature;
 use crate::config::gate::BackendKind;
 use crate::features;
+use crate::features::gpu::score_parallel;
 use std::sync::Arc;
 
 pub struct GpuBackend {
@@ -45,14 +46,29 @@ impl Backend for GpuBackend {
 
     fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String> {
         self.supports(request.feature)?;
-        let factory = features::find(&request.feature.name).and_then(|f| f.gpu).expect("checked by supports");
+        let imp = features::find(&request.feature.name).expect("checked by supports");
+        let factory = imp.gpu.expect("checked by supports");
         let fixture = (request.frames)().map_err(|e| e.to_string())?;
         let counting = CountingGpu::new(self.gpu.clone());
-        let extractor =
-            factory(counting.clone(), &fixture.geometry, &request.feature.options).map_err(|e| format!("{e:#}"))?;
-        let scores = features::run_extractor(extractor, &fixture, request.on_frame).map_err(|e| format!("{e:#}"))?;
+        let make = || factory(counting.clone(), &fixture.geometry, &request.feature.options);
+        let scores = if imp.temporal {
+            make().and_then(|ex| features::run_extractor(ex, &fixture, request.on_frame))
+        } else {
+            score_parallel(&make, fixture.as_ref(), worker_threads(&self.device), request.on_frame)
+        }
+        .map_err(|e| format!("{e:#}"))?;
         let mut device = counting.device().clone();
         device.backend = self.device.backend.clone();
         Ok(SideOutput { scores, frames: fixture.frames(), device, dispatches: Some(counting.dispatches()) })
     }
+}
+
+/// Host threads feeding one device: several keep a GPU's copy engines and
+/// kernels busy (each reads frames into its own pinned staging); a CPU
+/// driver (lavapipe, PoCL) already spreads each dispatch over the cores.
+pub fn worker_threads(device: &DeviceInfo) -> usize {
+    if device.device_type.as_deref() == Some("cpu") {
+        return 1;
+    }
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(8)
 }

@@ -14,7 +14,7 @@ mod recorder;
 mod staging;
 pub mod vulkan;
 
-pub use gpu_backend::GpuBackend;
+pub use gpu_backend::{GpuBackend, worker_threads};
 
 use crate::config::gate::BackendKind;
 use crate::config::{ResolvedBackend, ResolvedFeature, ResolvedFixture};

@@ -13,11 +13,13 @@
 use super::meter::{MeteredGpu, upload_bandwidth};
 use super::{Machine, rate};
 use crate::backend::gpu::{CountingGpu, Gpu};
+use crate::backend::worker_threads;
 use crate::backend::{self, Backend, DeviceInfo, OpenOptions};
 use crate::config::ResolvedBackend;
 use crate::config::gate::BackendKind;
+use crate::features::gpu::{IN_FLIGHT, score_parallel};
 use crate::features::{self, Extractor, FeatureImpl, Options as FeatureOptions};
-use crate::fixture::{Frame, FrameReader, FrameSource, Geometry};
+use crate::fixture::{FixtureError, Frame, FrameReader, FrameSource, Geometry, PairSource, RawPair};
 use crate::scores::Scores;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
@@ -33,6 +35,8 @@ pub struct Options {
     pub open: OpenOptions,
     /// Bytes per upload of the bandwidth measurement.
     pub bandwidth_bytes: usize,
+    /// Host threads feeding a GPU backend (default: what `run` uses).
+    pub threads: Option<usize>,
 }
 
 #[derive(Debug, Serialize)]
@@ -50,6 +54,8 @@ pub struct Throughput {
     pub feature: String,
     pub backend: String,
     pub frames: usize,
+    /// Host threads that read and uploaded frames (GPU backends, raw clips).
+    pub threads: usize,
     pub upload_included_fps: f64,
     pub upload_included_ms_per_frame: f64,
     pub upload_excluded_fps: f64,
@@ -73,6 +79,7 @@ impl Throughput {
             feature: feature.into(),
             backend: backend.into(),
             frames,
+            threads: 1,
             upload_included_fps: 0.0,
             upload_included_ms_per_frame: 0.0,
             upload_excluded_fps: 0.0,
@@ -117,6 +124,41 @@ impl Looping {
         }
         self.reader = self.source.open()?;
         self.reader.next_frame()?.ok_or_else(|| anyhow!("{}: no frames", self.source.describe()))
+    }
+}
+
+/// A raw clip's frames looped to `frames` pairs.
+struct Looped<'a> {
+    inner: &'a RawPair,
+    frames: usize,
+}
+
+impl PairSource for Looped<'_> {
+    fn geometry(&self) -> Geometry {
+        self.inner.geometry()
+    }
+
+    fn frames(&self) -> usize {
+        self.frames
+    }
+
+    fn read_bytes(&self, index: usize, distorted: bool, dst: &mut [u8]) -> Result<(), FixtureError> {
+        self.inner.read_bytes(index % self.inner.frames(), distorted, dst)
+    }
+
+    fn frame(&self, index: usize, distorted: bool) -> Result<Frame, FixtureError> {
+        self.inner.frame(index % self.inner.frames(), distorted)
+    }
+}
+
+/// Both sides as one raw pair, when they are raw files (frames can then be
+/// read by index from several threads).
+fn raw_pair(options: &Options) -> Result<Option<RawPair>> {
+    match (&options.reference, &options.distorted) {
+        (FrameSource::Raw { path: r, geometry }, FrameSource::Raw { path: d, .. }) => {
+            Ok(Some(RawPair::open(r, d, *geometry)?))
+        }
+        _ => Ok(None),
     }
 }
 
@@ -181,12 +223,39 @@ fn measure(
             let factory = imp.gpu.ok_or_else(|| anyhow!("{} has no GPU kernels yet", imp.name))?;
             let counting = CountingGpu::new(gpu);
             let metered = MeteredGpu::new(counting.clone());
-            let mut ext = factory(metered.clone(), geometry, &none)?;
-            let before = metered.uploaded();
-            let included = upload_included(ext.as_mut(), options, warm)?;
-            // Every pair scored so far, warm-up included, counts once.
-            let per_pair = (metered.uploaded() - before) / (options.frames + warm) as u64;
-            t.upload_bytes_per_pair = Some(per_pair);
+            let make = || factory(metered.clone(), geometry, &none);
+            let included = match raw_pair(options)? {
+                // The engine `run` uses: several threads, each reading frames
+                // straight into its pinned staging, frames in flight on each.
+                Some(pair) if !imp.temporal => {
+                    let threads = options.threads.unwrap_or_else(|| worker_threads(backend.device()));
+                    t.threads = threads;
+                    let warm_up = Looped { inner: &pair, frames: threads * IN_FLIGHT * 2 };
+                    score_parallel(&make, &warm_up, threads, &|| {})?;
+                    // What each worker's extractor uploads once (filter taps,
+                    // say) is not per frame.
+                    let setup = {
+                        let before = metered.uploaded();
+                        drop(make()?);
+                        (metered.uploaded() - before) * threads as u64
+                    };
+                    let before = metered.uploaded() + setup;
+                    let t0 = Instant::now();
+                    score_parallel(&make, &Looped { inner: &pair, frames: options.frames }, threads, &|| {})?;
+                    let seconds = t0.elapsed().as_secs_f64();
+                    t.upload_bytes_per_pair = Some((metered.uploaded() - before) / options.frames as u64);
+                    seconds
+                }
+                _ => {
+                    let mut ext = make()?;
+                    let before = metered.uploaded();
+                    let seconds = upload_included(ext.as_mut(), options, warm)?;
+                    // Every pair scored so far, warm-up included, counts once.
+                    t.upload_bytes_per_pair = Some((metered.uploaded() - before) / (options.frames + warm) as u64);
+                    seconds
+                }
+            };
+            let mut ext = make()?;
             let excluded = upload_excluded(ext.as_mut(), options, warm)?;
             t.dispatches = Some(counting.dispatches());
             if counting.dispatches() == 0 {

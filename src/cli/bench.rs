@@ -58,6 +58,10 @@ pub struct Args {
     /// Clip mode: frame pairs per measurement (the clip loops).
     #[arg(long, default_value_t = 240, value_name = "N")]
     frames: usize,
+    /// Clip mode: host threads reading and uploading frames for a GPU
+    /// backend (default: as `run` does, up to 8 on a GPU, 1 on a CPU driver).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// Clip mode: bytes per upload of the bandwidth measurement, in MiB.
     #[arg(long, default_value_t = 32, value_name = "MIB")]
     bandwidth_mib: usize,
@@ -236,6 +240,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         backends: args.backends.clone().unwrap_or_else(|| vec!["cpu".into(), "vulkan".into()]),
         open,
         bandwidth_bytes: args.bandwidth_mib.max(1) << 20,
+        threads: args.threads,
     };
     let result = clip::run(&options)?;
 
@@ -260,6 +265,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
     let mut t = table(&[
         "Feature",
         "Backend",
+        "Threads",
         "fps (upload incl.)",
         "ms/frame",
         "fps (resident)",
@@ -277,6 +283,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         t.add_row(vec![
             r.feature.clone(),
             r.backend.clone(),
+            r.threads.to_string(),
             format!("{:.1}", r.upload_included_fps),
             format!("{:.3}", r.upload_included_ms_per_frame),
             format!("{:.1}", r.upload_excluded_fps),

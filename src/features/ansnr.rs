@@ -3,7 +3,7 @@
 //! signal and noise energies. Every sum runs in f32 in libvmaf's order so
 //! the result is bit-identical to its C path.
 
-use super::gpu::{GpuExtractor, GpuPipeline, floats, planes_bytes, upload_planes, word_buffer};
+use super::gpu::{GpuExtractor, GpuPipeline, floats, planes_bytes, word_buffer};
 use super::picture::{float_peak, float_plane_into, scaler};
 use super::{Extractor, FeatureImpl, check_known_options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
@@ -26,6 +26,7 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
         let pipeline = AnsnrGpu { kernel: gpu.load_kernel(&ANSNR_FILTER_ROWS)?, geometry: *geometry };
         GpuExtractor::boxed(gpu, pipeline)
     }),
+    temporal: false,
 };
 
 /// `ansnr_filter_rows` (kernels/ansnr.cl, shaders/ansnr_filter_rows.comp):
@@ -80,9 +81,16 @@ impl GpuPipeline for AnsnrGpu {
         Ok(slot)
     }
 
-    fn upload(&self, b: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
-        upload_planes(stream, &b.reference, reference, 1)?;
-        upload_planes(stream, &b.distorted, distorted, 1)
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn planes(&self) -> usize {
+        1
+    }
+
+    fn inputs<'a>(&self, slot: &'a Self::Slot) -> [&'a Buffer; 2] {
+        [&slot.reference, &slot.distorted]
     }
 
     fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {

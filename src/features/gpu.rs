@@ -4,7 +4,7 @@
 
 use super::Extractor;
 use crate::backend::gpu::{Buffer, Gpu, Stream};
-use crate::fixture::{Frame, Geometry};
+use crate::fixture::{Frame, Geometry, PairSource};
 use crate::scores::Scores;
 use anyhow::{Context, Result, bail};
 use std::sync::Arc;
@@ -19,12 +19,20 @@ pub trait GpuPipeline: Send + 'static {
 
     fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot>;
 
-    /// Records the uploads of one frame pair into the slot's buffers.
-    fn upload(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()>;
+    /// The geometry of the frames it scores.
+    fn geometry(&self) -> &Geometry;
+
+    /// How many planes the kernels read (1: luma; 3: every plane). The
+    /// driver uploads that many, contiguous from the frame's start.
+    fn planes(&self) -> usize;
+
+    /// The slot's reference and distorted input buffers, which the driver
+    /// fills (from a decoded frame, or straight from a file into staging).
+    fn inputs<'a>(&self, slot: &'a Self::Slot) -> [&'a Buffer; 2];
 
     /// Records the dispatches and downloads that score the uploaded pair.
-    /// Separate from [`GpuPipeline::upload`] so a benchmark can time the
-    /// kernels with the frames already resident.
+    /// Separate from the upload so a benchmark can time the kernels with
+    /// the frames already resident.
     fn compute(&self, slot: &Self::Slot, stream: &mut dyn Stream) -> Result<()>;
 
     /// Turns one frame's downloads (in recording order) into scores.
@@ -41,6 +49,9 @@ struct Slot<S> {
 pub struct GpuExtractor<P: GpuPipeline> {
     pipeline: P,
     slots: Vec<Slot<P::Slot>>,
+    /// The slot the next frame goes to (round robin, whatever the frame
+    /// indices: a worker of [`score_parallel`] sees every T-th frame).
+    next: usize,
     // Keeps the context alive as long as its buffers and streams.
     _gpu: Arc<dyn Gpu>,
 }
@@ -52,7 +63,30 @@ impl<P: GpuPipeline> GpuExtractor<P> {
                 Ok(Slot { stream: gpu.create_stream()?, buffers: pipeline.new_slot(gpu.as_ref())?, pending: None })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Box::new(GpuExtractor { pipeline, slots, _gpu: gpu }))
+        Ok(Box::new(GpuExtractor { pipeline, slots, next: 0, _gpu: gpu }))
+    }
+
+    /// Bytes uploaded per side: the pipeline's planes.
+    fn upload_bytes(&self) -> usize {
+        planes_bytes(self.pipeline.geometry(), self.pipeline.planes())
+    }
+
+    /// Takes the next slot, finishing the frame it still holds.
+    fn take_slot(&mut self, out: &mut Scores) -> Result<usize> {
+        let i = self.next;
+        self.next = (self.next + 1) % self.slots.len();
+        Self::complete(&self.pipeline, &mut self.slots[i], out)?;
+        Ok(i)
+    }
+
+    /// Records compute after the uploads already recorded on slot `i`, and
+    /// submits.
+    fn launch(&mut self, i: usize, index: usize) -> Result<()> {
+        let slot = &mut self.slots[i];
+        self.pipeline.compute(&slot.buffers, slot.stream.as_mut())?;
+        slot.stream.submit()?;
+        slot.pending = Some(index);
+        Ok(())
     }
 
     fn complete(pipeline: &P, slot: &mut Slot<P::Slot>, out: &mut Scores) -> Result<()> {
@@ -74,13 +108,20 @@ pub trait GpuDriver {
     /// slots in flight as in a real run, and waits for all of it. Each
     /// result is finished into scratch scores (the host side counts too).
     fn compute_resident(&mut self, n: usize) -> Result<()>;
+
+    /// Scores frame pair `index` of `source`, reading its bytes straight
+    /// into the upload staging memory (no intermediate copy).
+    fn extract_from(&mut self, index: usize, source: &dyn PairSource, out: &mut Scores) -> Result<()>;
 }
 
 impl<P: GpuPipeline> GpuDriver for GpuExtractor<P> {
     fn make_resident(&mut self, reference: &Frame, distorted: &Frame) -> Result<()> {
         self.flush(&mut Scores::default())?;
+        let bytes = self.upload_bytes();
         for slot in &mut self.slots {
-            self.pipeline.upload(&slot.buffers, slot.stream.as_mut(), reference, distorted)?;
+            let [r, d] = self.pipeline.inputs(&slot.buffers);
+            slot.stream.upload(r, 0, &reference.samples.as_bytes()[..bytes])?;
+            slot.stream.upload(d, 0, &distorted.samples.as_bytes()[..bytes])?;
             slot.stream.wait()?;
         }
         Ok(())
@@ -98,20 +139,30 @@ impl<P: GpuPipeline> GpuDriver for GpuExtractor<P> {
         }
         self.flush(&mut scratch)
     }
+
+    fn extract_from(&mut self, index: usize, source: &dyn PairSource, out: &mut Scores) -> Result<()> {
+        let i = self.take_slot(out)?;
+        let bytes = self.upload_bytes();
+        let slot = &mut self.slots[i];
+        let [r, d] = self.pipeline.inputs(&slot.buffers);
+        for (buffer, distorted) in [(r, false), (d, true)] {
+            slot.stream
+                .upload_with(buffer, 0, bytes, &mut |staging| Ok(source.read_bytes(index, distorted, staging)?))
+                .with_context(|| format!("frame {index}"))?;
+        }
+        self.launch(i, index).with_context(|| format!("frame {index}"))
+    }
 }
 
 impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
-        let n = self.slots.len();
-        let slot = &mut self.slots[index % n];
-        Self::complete(&self.pipeline, slot, out)?;
-        self.pipeline
-            .upload(&slot.buffers, slot.stream.as_mut(), reference, distorted)
-            .and_then(|()| self.pipeline.compute(&slot.buffers, slot.stream.as_mut()))
-            .with_context(|| format!("frame {index}"))?;
-        slot.stream.submit().with_context(|| format!("frame {index}"))?;
-        slot.pending = Some(index);
-        Ok(())
+        let i = self.take_slot(out)?;
+        let bytes = self.upload_bytes();
+        let slot = &mut self.slots[i];
+        let [r, d] = self.pipeline.inputs(&slot.buffers);
+        slot.stream.upload(r, 0, &reference.samples.as_bytes()[..bytes]).with_context(|| format!("frame {index}"))?;
+        slot.stream.upload(d, 0, &distorted.samples.as_bytes()[..bytes]).with_context(|| format!("frame {index}"))?;
+        self.launch(i, index).with_context(|| format!("frame {index}"))
     }
 
     fn gpu_driver(&mut self) -> Option<&mut dyn GpuDriver> {
@@ -140,10 +191,51 @@ pub fn planes_bytes(geometry: &Geometry, planes: usize) -> usize {
     geometry.plane_offset(planes) * geometry.bytes_per_sample()
 }
 
-/// Uploads the first `planes` planes of `frame` (they are contiguous).
-pub fn upload_planes(stream: &mut dyn Stream, dst: &Buffer, frame: &Frame, planes: usize) -> Result<()> {
-    let bytes = planes_bytes(&frame.geometry, planes);
-    stream.upload(dst, 0, &frame.samples.as_bytes()[..bytes])
+/// Scores every frame pair of `source` on the GPU with `threads` workers,
+/// each driving its own extractor (its own streams and buffers, frames in
+/// flight) over every `threads`-th frame and reading frames straight into
+/// its staging memory. Only for features whose frames are independent.
+pub fn score_parallel(
+    extractor: &(dyn Fn() -> Result<Box<dyn Extractor>> + Sync),
+    source: &dyn PairSource,
+    threads: usize,
+    on_frame: &(dyn Fn() + Sync),
+) -> Result<Scores> {
+    let frames = source.frames();
+    let threads = threads.clamp(1, frames.max(1));
+    let parts: Vec<Result<Scores>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                scope.spawn(move || -> Result<Scores> {
+                    let mut ext = extractor()?;
+                    let mut scores = Scores::default();
+                    let driver =
+                        ext.gpu_driver().ok_or_else(|| anyhow::anyhow!("score_parallel needs a GPU extractor"))?;
+                    for index in (k..frames).step_by(threads) {
+                        driver.extract_from(index, source, &mut scores)?;
+                        on_frame();
+                    }
+                    ext.flush(&mut scores)?;
+                    Ok(scores)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a GPU worker panicked"))))
+            .collect()
+    });
+    let mut scores = Scores::default();
+    for (k, part) in parts.into_iter().enumerate() {
+        let part = part?;
+        for (metric, values) in part.metrics() {
+            for index in (k..frames).step_by(threads) {
+                scores.record(metric, index, values.get(index).copied().unwrap_or(f64::NAN));
+            }
+        }
+    }
+    scores.pad_to(frames);
+    Ok(scores)
 }
 
 /// Little-endian u32 words of a download.

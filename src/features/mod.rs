@@ -49,6 +49,9 @@ pub struct FeatureImpl {
     /// The host pipeline shared by every GPU backend; `None` until the
     /// feature has kernels.
     pub gpu: Option<GpuFactory>,
+    /// Whether a frame's score depends on earlier frames (motion): such a
+    /// feature sees its frames in order, on one worker.
+    pub temporal: bool,
 }
 
 static IMPLEMENTATIONS: &[&FeatureImpl] = &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR];

@@ -1,7 +1,7 @@
 //! `float_moment` (libvmaf float_moment.c + moment.c): first and second
 //! moments of the luma of both pictures.
 
-use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, upload_planes, word_buffer};
+use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
 use super::picture::{float_plane_into, scaler};
 use super::{Extractor, FeatureImpl, check_known_options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
@@ -27,6 +27,7 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
         let pipeline = MomentGpu { kernel: gpu.load_kernel(&MOMENT_SUMS)?, geometry: *geometry };
         GpuExtractor::boxed(gpu, pipeline)
     }),
+    temporal: false,
 };
 
 /// `moment_sums` (kernels/moment.cl, shaders/moment_sums.comp): exact 64-bit
@@ -64,9 +65,16 @@ impl GpuPipeline for MomentGpu {
         Ok([word_buffer(gpu, luma)?, word_buffer(gpu, luma)?, gpu.create_buffer(self.groups() as usize * 32)?])
     }
 
-    fn upload(&self, b: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
-        upload_planes(stream, &b[0], reference, 1)?;
-        upload_planes(stream, &b[1], distorted, 1)
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn planes(&self) -> usize {
+        1
+    }
+
+    fn inputs<'a>(&self, slot: &'a Self::Slot) -> [&'a Buffer; 2] {
+        [&slot[0], &slot[1]]
     }
 
     fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {

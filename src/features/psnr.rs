@@ -1,6 +1,6 @@
 //! `psnr` (libvmaf integer_psnr.c) and `float_psnr` (float_psnr.c + psnr.c).
 
-use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, upload_planes, word_buffer};
+use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
 use super::picture::{float_peak, float_plane_into, scaler};
 use super::{Extractor, FeatureImpl, Options, bool_option, check_known_options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
@@ -17,6 +17,7 @@ pub static PSNR: FeatureImpl = FeatureImpl {
         let sse = SseKernel::new(gpu.as_ref(), geometry, params.planes)?;
         GpuExtractor::boxed(gpu, PsnrGpu { sse, params, geometry: *geometry })
     }),
+    temporal: false,
 };
 
 pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
@@ -34,6 +35,7 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
         let sse = SseKernel::new(gpu.as_ref(), geometry, 1)?;
         GpuExtractor::boxed(gpu, FloatPsnrGpu { sse, geometry: *geometry })
     }),
+    temporal: false,
 };
 
 const PSNR_NAMES: [&str; 3] = ["psnr_y", "psnr_cb", "psnr_cr"];
@@ -201,11 +203,6 @@ impl SseKernel {
         ])
     }
 
-    fn upload(&self, b: &[Buffer; 3], stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
-        upload_planes(stream, &b[0], reference, self.planes)?;
-        upload_planes(stream, &b[1], distorted, self.planes)
-    }
-
     fn compute(&self, b: &[Buffer; 3], stream: &mut dyn Stream) -> Result<()> {
         let [s0, s1, s2, s3, s4] = self.scalars.map(Arg::U32);
         let args = [Arg::Buffer(&b[0]), Arg::Buffer(&b[1]), Arg::Buffer(&b[2]), s0, s1, s2, s3, s4];
@@ -235,8 +232,16 @@ impl GpuPipeline for PsnrGpu {
         self.sse.buffers(gpu)
     }
 
-    fn upload(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
-        self.sse.upload(slot, stream, reference, distorted)
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn planes(&self) -> usize {
+        self.sse.planes
+    }
+
+    fn inputs<'a>(&self, slot: &'a Self::Slot) -> [&'a Buffer; 2] {
+        [&slot[0], &slot[1]]
     }
 
     fn compute(&self, slot: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
@@ -262,8 +267,16 @@ impl GpuPipeline for FloatPsnrGpu {
         self.sse.buffers(gpu)
     }
 
-    fn upload(&self, slot: &Self::Slot, stream: &mut dyn Stream, reference: &Frame, distorted: &Frame) -> Result<()> {
-        self.sse.upload(slot, stream, reference, distorted)
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn planes(&self) -> usize {
+        self.sse.planes
+    }
+
+    fn inputs<'a>(&self, slot: &'a Self::Slot) -> [&'a Buffer; 2] {
+        [&slot[0], &slot[1]]
     }
 
     fn compute(&self, slot: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
