@@ -8,6 +8,7 @@
 
 pub mod corpus;
 pub mod fit;
+pub mod offsets;
 
 use sha2::{Digest, Sha256};
 
