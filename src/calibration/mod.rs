@@ -6,9 +6,13 @@
 //! measured worst differences into a calibrated row of the tolerance table;
 //! `offsets` applies fitted offsets to GPU sides (`run --gpu-calibrated`).
 
+pub mod collect;
 pub mod corpus;
 pub mod fit;
+pub mod manifest;
 pub mod offsets;
+pub mod table_write;
+pub mod time;
 
 use sha2::{Digest, Sha256};
 

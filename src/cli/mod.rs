@@ -1,5 +1,6 @@
 //! The command line: one module per subcommand.
 
+mod calibrate;
 mod devices;
 mod merge;
 mod outputs;
@@ -40,6 +41,9 @@ enum Command {
     Merge(merge::Args),
     /// Print one backend's per-frame scores in libvmaf's JSON shape.
     Score(score::Args),
+    /// Calibration (ADR-0234): collect a per-frame corpus, fit it, write
+    /// measured tolerances back into the calibration table.
+    Calibrate(calibrate::Args),
 }
 
 /// What a subcommand failed with.
@@ -75,6 +79,7 @@ pub fn main() -> ExitCode {
         Command::Render(args) => render::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Score(args) => score::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),
