@@ -315,7 +315,10 @@ fn plcc(x: &[f64], d: &[f64]) -> Option<f64> {
     if syy <= 0.0 {
         return None;
     }
-    let r = sxy / (sxx.sqrt() * syy.sqrt());
+    // √(Sxx·Syy) in one root: √(fl(s²)) is exactly s, so identical data
+    // give exactly 1 (two roots could give 1 − 2⁻⁵²).
+    let product = sxx * syy;
+    let r = if product.is_finite() && product > 0.0 { sxy / product.sqrt() } else { sxy / (sxx.sqrt() * syy.sqrt()) };
     r.is_finite().then_some(r.clamp(-1.0, 1.0))
 }
 
@@ -718,6 +721,7 @@ mod tests {
         let pairs: Vec<(f64, f64)> = (0..20).map(|i| (10.0 + i as f64 / 3.0, 10.0 + i as f64 / 3.0)).collect();
         let f = fit_of(&pairs, 5);
         assert_eq!(f.decision, Decision::BitExact);
+        assert_eq!(f.linear.as_ref().and_then(|l| l.plcc), Some(1.0), "identical data correlate exactly");
         assert_eq!(f.offset, Some(0.0));
         assert!(f.reason.contains("bit-exact"));
         assert_eq!(f.holdout.unwrap().pass, Some(true));
