@@ -118,8 +118,10 @@ fn offsets_of(cell: Value, metric: String) -> String {
         }
         let offset = applied.get_attr("offset").ok().and_then(|v| f64::try_from(v).ok());
         let decision = applied.get_attr("decision").map(|d| d.to_string()).unwrap_or_default();
-        if let Some(o) = offset {
-            parts.push(format!("{backend} {o:+.2e} ({decision})"));
+        match offset {
+            Some(0.0) => parts.push(format!("{backend} 0 ({decision})")),
+            Some(o) => parts.push(format!("{backend} {o:+.2e} ({decision})")),
+            None => {}
         }
     }
     if parts.is_empty() { "none".into() } else { parts.join("; ") }

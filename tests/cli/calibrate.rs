@@ -482,3 +482,52 @@ fn cells_without_a_fitted_offset_say_so_and_bad_offset_files_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("is not a calibration fit"), "{}", stderr(&out));
 }
+
+#[test]
+fn an_offset_moves_the_gpu_side_only_and_both_statuses_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = opencl_gate(dir.path(), &repo().join("calibration/gpu_ulp_calibration.yaml"));
+    let arch = {
+        let devices: Value = serde_json::from_str(&stdout(&ok(ulpgate().args(["devices", "--json"])))).unwrap();
+        let cl = devices.as_array().unwrap().iter().find(|b| b["backend"] == "opencl").unwrap().clone();
+        cl["devices"][0]["arch_id"].as_str().unwrap().to_string()
+    };
+    // A fit that says cpu = gpu + 0.5 for psnr_y: an exact offset.
+    let mut text = HEADER.to_string();
+    for i in 0..20 {
+        text.push_str(&format!("{arch},opencl,psnr,psnr_y,x,{i},{},{}\n", 20.0 + i as f64, 20.5 + i as f64));
+    }
+    let corpus = dir.path().join("c.csv");
+    std::fs::write(&corpus, text).unwrap();
+    let fit = dir.path().join("fit.json");
+    ok(ulpgate().args(["calibrate", "fit", "-q"]).arg(&corpus).arg("--json-out").arg(&fit));
+    assert_eq!(read_json(&fit)["cells"][0]["offset"], 0.5);
+    // PoCL's psnr is bit-exact, so the calibrated GPU is 0.5 above the CPU
+    // on every frame: FAIL after the offset, OK before it.
+    let report = dir.path().join("r.json");
+    let md = dir.path().join("r.md");
+    let out = run(ulpgate()
+        .arg("run")
+        .arg(&gate)
+        .args(["--features", "psnr", "--fixtures", "s8", "-q", "--gpu-calibrated"])
+        .arg(&fit)
+        .arg("--json-out")
+        .arg(&report)
+        .arg("--md-out")
+        .arg(&md));
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let r = read_json(&report);
+    let c = &cells(&r)[0];
+    assert_eq!(c["status"], "FAIL");
+    assert_eq!(c["per_metric_max_abs_diff"]["psnr_y"], 0.5);
+    assert_eq!(
+        c["per_metric"]["psnr_y"]["worst_b"].as_f64().unwrap() - c["per_metric"]["psnr_y"]["worst_a"].as_f64().unwrap(),
+        0.5
+    );
+    assert_eq!(c["calibrated"]["status_raw"], "OK");
+    assert_eq!(c["calibrated"]["per_metric_max_abs_diff_raw"]["psnr_y"], 0.0);
+    assert_eq!(c["per_metric_max_abs_diff"]["psnr_cb"], 0.0, "no offset for psnr_cb: compared raw");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("| `psnr_y` | 0.5 | 12 | 0 | 0 | opencl +5.00e-1 (offset) |"), "{md}");
+    assert!(md.contains("Raw status: OK; the values shown are after the offsets."), "{md}");
+}
