@@ -223,7 +223,9 @@ fn parse_row(fields: [&str; 8], line: usize, problems: &mut Problems<'_>) -> Opt
 fn read_csv(path: &Path, bytes: &[u8]) -> Result<Corpus> {
     let mut reader = csv::ReaderBuilder::new().has_headers(true).flexible(true).from_reader(bytes);
     let headers = reader.headers().map_err(|e| anyhow::anyhow!("{}:1: cannot read the header: {e}", path.display()))?;
-    let index: HashMap<&str, usize> = headers.iter().enumerate().map(|(i, h)| (h.trim(), i)).collect();
+    // A spreadsheet's byte-order mark is not part of the first name.
+    let index: HashMap<&str, usize> =
+        headers.iter().enumerate().map(|(i, h)| (h.trim_start_matches('\u{feff}').trim(), i)).collect();
     let missing: Vec<&str> = COLUMNS.iter().copied().filter(|c| !index.contains_key(c)).collect();
     if !missing.is_empty() {
         bail!(
@@ -444,6 +446,13 @@ mod tests {
         assert!(msg.contains("c.csv:1: the corpus has no column metric, cpu_score"), "{msg}");
         let e = read_text("c.jsonl", "{\"arch_id\": \"a\", \"frame\": 0}\n").unwrap_err().to_string();
         assert!(e.contains("c.jsonl:1: no backend, feature, metric, fixture, gpu_score, cpu_score"), "{e}");
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_extra_columns_are_fine() {
+        let text = format!("\u{feff}note,{HEADER}hi,a,b,f,m,x,0,1.5,1.5\n");
+        let c = read_text("c.csv", &text).unwrap();
+        assert_eq!((c.rows[0].arch_id.as_str(), c.rows[0].gpu_score, c.lines[0]), ("a", 1.5, 2));
     }
 
     #[test]
