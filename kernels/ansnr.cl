@@ -1,5 +1,5 @@
 /*
- * ansnr family: `float_ansnr` (contracts: ANSNR_FILTER and ANSNR_ROWS in
+ * ansnr family: `float_ansnr` (contract: ANSNR_FILTER_ROWS in
  * src/features/ansnr.rs). Float arithmetic in exactly the CPU reference's
  * order (src/features/ansnr.rs `filter2d`, `signal_noise`), every operation
  * rounded on its own (ADD_RN/MUL_RN, no FMA), so results are bit-identical.
@@ -41,36 +41,24 @@ FUNC float ansnr_filter_at(GLOBAL const ulp_u8 *src, GLOBAL const float *f, int 
     return accum;
 }
 
-/* The reference through the 3x3 taps (taps[0..9]), the distorted through
- * the 5x5 taps (taps[9..34]), one work item per luma pixel. */
-KERNEL ansnr_filter(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const float *taps,
-                    GLOBAL float *ref_filtered, GLOBAL float *dis_filtered, ulp_u32 width, ulp_u32 height,
-                    ulp_u32 bytes_per_sample, float scaler)
-{
-    const ulp_u32 x = GLOBAL_ID(0);
-    const ulp_u32 y = GLOBAL_ID(1);
-    if (x >= width || y >= height)
-        return;
-    const int w = (int)width, h = (int)height;
-    ref_filtered[y * width + x] = ansnr_filter_at(ref, taps, 3, (int)x, (int)y, w, h, bytes_per_sample, scaler);
-    dis_filtered[y * width + x] = ansnr_filter_at(dis, taps + 9, 5, (int)x, (int)y, w, h, bytes_per_sample, scaler);
-}
-
-/* ansnr_tools.c `ansnr_mse_s`, one row per work item: the row's signal and
- * noise energies summed in f32 in pixel order. The host adds the rows. */
-KERNEL ansnr_rows(GLOBAL const float *ref_filtered, GLOBAL const float *dis_filtered, GLOBAL float *rows,
-                  ulp_u32 width, ulp_u32 height)
+/* One work item per luma row: each pixel of the row, left to right, through
+ * the 3x3 reference taps (taps[0..9]) and the 5x5 distorted taps
+ * (taps[9..34]); the row's signal and noise energies summed in f32 in pixel
+ * order (ansnr_tools.c `ansnr_mse_s`'s inner loop). The host adds the rows
+ * in order, as ansnr_mse_s does. */
+KERNEL ansnr_filter_rows(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const float *taps,
+                         GLOBAL float *rows, ulp_u32 width, ulp_u32 height, ulp_u32 bytes_per_sample, float scaler)
 {
     const ulp_u32 y = GLOBAL_ID(0);
     if (y >= height)
         return;
-    GLOBAL const float *r = ref_filtered + y * width;
-    GLOBAL const float *d = dis_filtered + y * width;
+    const int w = (int)width, h = (int)height;
     float sig = 0.0f, noise = 0.0f;
-    for (ulp_u32 x = 0; x < width; x++) {
-        const float rv = r[x];
-        const float e = SUB_RN(rv, d[x]);
-        sig = ADD_RN(sig, MUL_RN(rv, rv));
+    for (int x = 0; x < w; x++) {
+        const float r = ansnr_filter_at(ref, taps, 3, x, (int)y, w, h, bytes_per_sample, scaler);
+        const float d = ansnr_filter_at(dis, taps + 9, 5, x, (int)y, w, h, bytes_per_sample, scaler);
+        const float e = SUB_RN(r, d);
+        sig = ADD_RN(sig, MUL_RN(r, r));
         noise = ADD_RN(noise, MUL_RN(e, e));
     }
     rows[2 * y] = sig;

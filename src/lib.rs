@@ -3,6 +3,7 @@
 //! that name the ADR justifying them. See DESIGN.md in the repository.
 
 pub mod backend;
+pub mod bench;
 pub mod calibration;
 pub mod cli;
 pub mod config;

@@ -39,6 +39,10 @@ impl Backend for GpuBackend {
         }
     }
 
+    fn gpu(&self) -> Option<Arc<dyn Gpu>> {
+        Some(self.gpu.clone())
+    }
+
     fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String> {
         self.supports(request.feature)?;
         let factory = features::find(&request.feature.name).and_then(|f| f.gpu).expect("checked by supports");

@@ -61,7 +61,7 @@ mod tests {
     use crate::backend::gpu::KernelSpec;
     use crate::features::{ansnr, moment, psnr};
 
-    const SPECS: [&KernelSpec; 4] = [&psnr::PSNR_SSE, &moment::MOMENT_SUMS, &ansnr::ANSNR_FILTER, &ansnr::ANSNR_ROWS];
+    const SPECS: [&KernelSpec; 3] = [&psnr::PSNR_SSE, &moment::MOMENT_SUMS, &ansnr::ANSNR_FILTER_ROWS];
 
     /// The parameter list of `KERNEL name(...)` in a family's source.
     fn parameters(source: &str, name: &str) -> Vec<String> {

@@ -12,6 +12,7 @@ pub mod kernels;
 pub mod opencl;
 mod recorder;
 mod staging;
+pub mod vulkan;
 
 pub use gpu_backend::GpuBackend;
 
@@ -91,6 +92,11 @@ pub trait Backend: Send + Sync {
     fn supports(&self, feature: &ResolvedFeature) -> Result<(), String>;
 
     fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String>;
+
+    /// The GPU context behind a GPU backend (benchmarks drive it directly).
+    fn gpu(&self) -> Option<Arc<dyn gpu::Gpu>> {
+        None
+    }
 }
 
 /// Options that pick devices, from the command line.
@@ -102,11 +108,17 @@ pub struct OpenOptions {
 
 /// Opens a backend; `Err(reason)` when it cannot run on this build or
 /// machine (the cells then ERROR or SKIP with that reason).
-pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Backend>, String> {
+pub fn open(decl: &ResolvedBackend, options: &OpenOptions) -> Result<Arc<dyn Backend>, String> {
     match decl.kind {
         BackendKind::Cpu => Ok(Arc::new(cpu::CpuBackend::new(&decl.name))),
         BackendKind::Golden => Ok(Arc::new(golden::GoldenBackend::new(&decl.name))),
         BackendKind::External => Ok(Arc::new(external::ExternalBackend::new(decl)?)),
+        BackendKind::Vulkan => {
+            // The command line's --vulkan-device overrides the gate's `device`.
+            let selector = options.vulkan_device.as_ref().or(decl.device.as_ref());
+            let gpu = vulkan::open(selector, vulkan::Options::default())?;
+            Ok(Arc::new(GpuBackend::new(BackendKind::Vulkan, &decl.name, gpu)))
+        }
         BackendKind::Cuda => {
             let gpu = cuda::open(decl.device.as_ref())?;
             Ok(Arc::new(GpuBackend::new(decl.kind, &decl.name, gpu)))
@@ -115,7 +127,6 @@ pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Ba
             let gpu = opencl::open(decl.device.as_ref())?;
             Ok(Arc::new(GpuBackend::new(decl.kind, &decl.name, gpu)))
         }
-        BackendKind::Vulkan => Err(format!("this build of ulpgate has no {} backend", decl.kind.as_str())),
     }
 }
 
@@ -123,7 +134,7 @@ pub fn open(decl: &ResolvedBackend, _options: &OpenOptions) -> Result<Arc<dyn Ba
 pub fn enumerate() -> Vec<(BackendKind, Result<Vec<DeviceInfo>, String>)> {
     vec![
         (BackendKind::Cpu, Ok(vec![cpu::device_info("cpu")])),
-        (BackendKind::Vulkan, Err("this build of ulpgate has no vulkan backend".into())),
+        (BackendKind::Vulkan, vulkan::enumerate()),
         (BackendKind::Cuda, cuda::enumerate()),
         (BackendKind::Opencl, opencl::enumerate()),
     ]

@@ -1,5 +1,6 @@
 //! The command line: one module per subcommand.
 
+mod bench;
 mod calibrate;
 mod devices;
 mod merge;
@@ -44,6 +45,8 @@ enum Command {
     /// Calibration (ADR-0234): collect a per-frame corpus, fit it, write
     /// measured tolerances back into the calibration table.
     Calibrate(calibrate::Args),
+    /// Time a gate run and each side, or a clip's throughput per backend.
+    Bench(bench::Args),
 }
 
 /// What a subcommand failed with.
@@ -80,6 +83,7 @@ pub fn main() -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Score(args) => score::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Bench(args) => bench::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

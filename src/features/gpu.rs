@@ -64,6 +64,42 @@ impl<P: GpuPipeline> GpuExtractor<P> {
     }
 }
 
+/// Drives a GPU extractor's slots directly, for benchmarks that time the
+/// kernels with the frames already on the device.
+pub trait GpuDriver {
+    /// Uploads one frame pair into every slot and waits for the uploads.
+    fn make_resident(&mut self, reference: &Frame, distorted: &Frame) -> Result<()>;
+
+    /// Runs [`GpuPipeline::compute`] on the resident frames `n` times, the
+    /// slots in flight as in a real run, and waits for all of it. Each
+    /// result is finished into scratch scores (the host side counts too).
+    fn compute_resident(&mut self, n: usize) -> Result<()>;
+}
+
+impl<P: GpuPipeline> GpuDriver for GpuExtractor<P> {
+    fn make_resident(&mut self, reference: &Frame, distorted: &Frame) -> Result<()> {
+        self.flush(&mut Scores::default())?;
+        for slot in &mut self.slots {
+            self.pipeline.upload(&slot.buffers, slot.stream.as_mut(), reference, distorted)?;
+            slot.stream.wait()?;
+        }
+        Ok(())
+    }
+
+    fn compute_resident(&mut self, n: usize) -> Result<()> {
+        let mut scratch = Scores::default();
+        let count = self.slots.len();
+        for i in 0..n {
+            let slot = &mut self.slots[i % count];
+            Self::complete(&self.pipeline, slot, &mut scratch)?;
+            self.pipeline.compute(&slot.buffers, slot.stream.as_mut())?;
+            slot.stream.submit()?;
+            slot.pending = Some(i % count);
+        }
+        self.flush(&mut scratch)
+    }
+}
+
 impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let n = self.slots.len();
@@ -76,6 +112,10 @@ impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
         slot.stream.submit().with_context(|| format!("frame {index}"))?;
         slot.pending = Some(index);
         Ok(())
+    }
+
+    fn gpu_driver(&mut self) -> Option<&mut dyn GpuDriver> {
+        Some(self)
     }
 
     fn flush(&mut self, out: &mut Scores) -> Result<()> {

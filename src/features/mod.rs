@@ -28,6 +28,12 @@ pub trait Extractor: Send {
     fn flush(&mut self, _out: &mut Scores) -> Result<()> {
         Ok(())
     }
+
+    /// Direct control of a GPU extractor's frames in flight (benchmarks);
+    /// `None` for CPU extractors.
+    fn gpu_driver(&mut self) -> Option<&mut dyn gpu::GpuDriver> {
+        None
+    }
 }
 
 pub type CpuFactory = fn(&Geometry, &Options) -> Result<Box<dyn Extractor>>;

@@ -16,12 +16,21 @@ pub fn scaler(bit_depth: u8) -> f32 {
 /// Plane `p` as floats: `sample / scaler + offset`, in f32 exactly as
 /// picture_copy.c computes it (8-bit samples are not divided).
 pub fn float_plane(frame: &Frame, p: usize, offset: i32) -> Vec<f32> {
+    let mut out = Vec::new();
+    float_plane_into(frame, p, offset, &mut out);
+    out
+}
+
+/// [`float_plane`] into a buffer the caller keeps from frame to frame (no
+/// allocation, and no page faults, per frame).
+pub fn float_plane_into(frame: &Frame, p: usize, offset: i32, out: &mut Vec<f32>) {
     let offset = offset as f32;
+    out.clear();
     match frame.plane(p) {
-        PlaneRef::U8 { data, .. } => data.iter().map(|&v| f32::from(v) + offset).collect(),
+        PlaneRef::U8 { data, .. } => out.extend(data.iter().map(|&v| f32::from(v) + offset)),
         PlaneRef::U16 { data, .. } => {
             let s = scaler(frame.geometry.bit_depth);
-            data.iter().map(|&v| f32::from(v) / s + offset).collect()
+            out.extend(data.iter().map(|&v| f32::from(v) / s + offset));
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `psnr` (libvmaf integer_psnr.c) and `float_psnr` (float_psnr.c + psnr.c).
 
 use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, upload_planes, word_buffer};
-use super::picture::{float_peak, float_plane, scaler};
+use super::picture::{float_peak, float_plane_into, scaler};
 use super::{Extractor, FeatureImpl, Options, bool_option, check_known_options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry, PlaneRef};
@@ -27,7 +27,7 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
     },
     cpu: |geometry, options| {
         check_known_options("float_psnr", options, &[])?;
-        Ok(Box::new(FloatPsnrCpu { bit_depth: geometry.bit_depth }))
+        Ok(Box::new(FloatPsnrCpu { bit_depth: geometry.bit_depth, r: Vec::new(), d: Vec::new() }))
     },
     gpu: Some(|gpu, geometry, options| {
         check_known_options("float_psnr", options, &[])?;
@@ -127,15 +127,20 @@ pub fn float_psnr_score(noise: f64, samples: usize, bit_depth: u8) -> f64 {
 
 struct FloatPsnrCpu {
     bit_depth: u8,
+    // The float planes, kept from frame to frame.
+    r: Vec<f32>,
+    d: Vec<f32>,
 }
 
 impl Extractor for FloatPsnrCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
-        let (r, d) = (float_plane(reference, 0, 0), float_plane(distorted, 0, 0));
+        float_plane_into(reference, 0, 0, &mut self.r);
+        float_plane_into(distorted, 0, 0, &mut self.d);
+        let (r, d) = (&self.r, &self.d);
         // psnr.c: the difference and its square in float, accumulated in double.
         let noise: f64 = r
             .iter()
-            .zip(&d)
+            .zip(d)
             .map(|(&a, &b)| {
                 let diff = a - b;
                 f64::from(diff * diff)
@@ -155,8 +160,11 @@ impl Extractor for FloatPsnrCpu {
 pub static PSNR_SSE: KernelSpec =
     KernelSpec { name: "psnr_sse", family: "psnr", workgroup: [256, 1, 1], buffers: 3, scalars: 5 };
 
-/// Samples each `psnr_sse` work group reduces (16 per thread).
-const SSE_CHUNK: usize = 256 * 16;
+/// Samples each `psnr_sse` work group reduces (64 per thread): few enough
+/// groups that a CPU driver (lavapipe), where a work group's barrier costs
+/// microseconds, spends its time on samples; still over a hundred groups
+/// per 1080p plane for a GPU to spread.
+const SSE_CHUNK: usize = 256 * 64;
 
 /// The SSE kernel set up for one geometry: shared by psnr and float_psnr,
 /// whose sums are the same integers (float_psnr divides by the scaler²).

@@ -91,9 +91,18 @@ impl Computed {
 /// Opens the plan's backends and computes every side its runnable cells
 /// need, in parallel, reading each fixture once.
 pub fn compute(plan: &Plan, options: &RunOptions) -> Computed {
-    let backends = open_backends(plan, &options.open);
     let fixtures: HashMap<(usize, String), FixtureSlot> =
         plan.cells.iter().map(|c| ((c.gate, c.fixture.clone()), OnceLock::new())).collect();
+    // Read the fixtures while the backends open: a GPU backend's loader and
+    // driver take tens of milliseconds to start, reading is I/O and copies.
+    let backends = std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for ((gate, name), slot) in &fixtures {
+                slot.get_or_init(|| load_fixture(find_fixture(&plan.gates[*gate], name), options.max_frames));
+            }
+        });
+        open_backends(plan, &options.open)
+    });
 
     // The sides every runnable cell needs, each computed once.
     let mut needed = BTreeSet::new();

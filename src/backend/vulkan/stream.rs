@@ -1,0 +1,492 @@
+//! A [`Stream`]: one command buffer and one fence. Operations are recorded
+//! in order; a barrier goes in front of any operation that touches a buffer
+//! an earlier, unbarriered operation wrote (or writes one it read). Uploads
+//! are written into mapped staging memory at record time and copied at
+//! submit; downloads are copied into staging memory and read after the
+//! fence.
+
+use super::context::Shared;
+use super::memory::{Arena, Slice, Use, VkBuffer};
+use super::pipeline::VkKernel;
+use crate::backend::gpu::{Arg, Buffer, Kernel, Stream, check_args};
+use anyhow::{Context, Result, anyhow, bail};
+use ash::vk;
+use std::sync::Arc;
+
+/// How long a batch may run before the stream gives up on the device.
+const FENCE_TIMEOUT_NS: u64 = 300_000_000_000;
+
+/// Buffers touched since the last barrier.
+#[derive(Default)]
+pub struct Hazards {
+    read: Vec<vk::Buffer>,
+    written: Vec<vk::Buffer>,
+}
+
+impl Hazards {
+    /// Whether an operation reading `reads` and writing `writes` must wait
+    /// for the operations recorded since the last barrier.
+    pub fn conflicts(&self, reads: &[vk::Buffer], writes: &[vk::Buffer]) -> bool {
+        reads.iter().any(|b| self.written.contains(b))
+            || writes.iter().any(|b| self.written.contains(b) || self.read.contains(b))
+    }
+
+    pub fn note(&mut self, reads: &[vk::Buffer], writes: &[vk::Buffer]) {
+        self.read.extend_from_slice(reads);
+        self.written.extend_from_slice(writes);
+    }
+
+    pub fn clear(&mut self) {
+        self.read.clear();
+        self.written.clear();
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Nothing recorded.
+    Idle,
+    /// The command buffer is open.
+    Recording,
+    /// Submitted, the fence not yet waited on.
+    Submitted,
+}
+
+pub struct VkStream {
+    shared: Arc<Shared>,
+    pool: vk::CommandPool,
+    cmd: vk::CommandBuffer,
+    fence: vk::Fence,
+    state: State,
+    uploads: Arena,
+    staging_out: Arena,
+    /// Downloads of the batch being recorded or in flight, in order.
+    downloads: Vec<Slice>,
+    /// Downloads of batches that completed before [`Stream::wait`] (work
+    /// recorded after a submit waits for the batch before it).
+    completed: Vec<Vec<u8>>,
+    /// Buffers and kernels the batch uses, alive until it completes.
+    keep_buffers: Vec<Buffer>,
+    keep_kernels: Vec<Kernel>,
+    hazards: Hazards,
+    bound: vk::Pipeline,
+    /// Descriptor pools, when the device has no push descriptors.
+    descriptor_pools: Vec<vk::DescriptorPool>,
+}
+
+impl VkStream {
+    pub fn new(shared: &Arc<Shared>) -> Result<VkStream> {
+        let device = &shared.device;
+        let pool_info = vk::CommandPoolCreateInfo::default()
+            .queue_family_index(shared.queue_family)
+            .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+        // SAFETY: valid device and create info. The stream owns the pool.
+        let pool = unsafe { device.create_command_pool(&pool_info, None) }.context("vkCreateCommandPool")?;
+        let mut stream = VkStream {
+            shared: shared.clone(),
+            pool,
+            cmd: vk::CommandBuffer::null(),
+            fence: vk::Fence::null(),
+            state: State::Idle,
+            uploads: Arena::new(Use::Upload),
+            staging_out: Arena::new(Use::Download),
+            downloads: Vec::new(),
+            completed: Vec::new(),
+            keep_buffers: Vec::new(),
+            keep_kernels: Vec::new(),
+            hazards: Hazards::default(),
+            bound: vk::Pipeline::null(),
+            descriptor_pools: Vec::new(),
+        };
+        let alloc = vk::CommandBufferAllocateInfo::default()
+            .command_pool(pool)
+            .level(vk::CommandBufferLevel::PRIMARY)
+            .command_buffer_count(1);
+        // SAFETY: as above; Drop frees what was created.
+        stream.cmd = unsafe { device.allocate_command_buffers(&alloc) }.context("vkAllocateCommandBuffers")?[0];
+        // SAFETY: as above.
+        stream.fence =
+            unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None) }.context("vkCreateFence")?;
+        Ok(stream)
+    }
+
+    fn device(&self) -> &ash::Device {
+        &self.shared.device
+    }
+
+    /// Opens the command buffer for a new operation (waiting first for a
+    /// batch still in flight), and puts a barrier in front of it when it
+    /// depends on earlier operations.
+    fn begin_op(&mut self, reads: &[vk::Buffer], writes: &[vk::Buffer]) -> Result<()> {
+        if self.state == State::Submitted {
+            self.finish_batch()?;
+        }
+        if self.state == State::Idle {
+            let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            // SAFETY: the pool was reset, the buffer is in the initial state.
+            unsafe { self.device().begin_command_buffer(self.cmd, &begin) }.context("vkBeginCommandBuffer")?;
+            self.state = State::Recording;
+            // Earlier batches on this queue wrote what this one reads.
+            self.barrier(vk::PipelineStageFlags::ALL_COMMANDS, vk::AccessFlags::MEMORY_WRITE);
+        } else if self.hazards.conflicts(reads, writes) {
+            self.barrier(
+                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE,
+            );
+        }
+        self.hazards.note(reads, writes);
+        Ok(())
+    }
+
+    /// A global memory barrier: `src` work and writes before, any compute
+    /// or transfer access after.
+    fn barrier(&mut self, src_stage: vk::PipelineStageFlags, src_access: vk::AccessFlags) {
+        let memory = [vk::MemoryBarrier::default().src_access_mask(src_access).dst_access_mask(
+            vk::AccessFlags::SHADER_READ
+                | vk::AccessFlags::SHADER_WRITE
+                | vk::AccessFlags::TRANSFER_READ
+                | vk::AccessFlags::TRANSFER_WRITE,
+        )];
+        // SAFETY: the command buffer is recording.
+        unsafe {
+            self.device().cmd_pipeline_barrier(
+                self.cmd,
+                src_stage,
+                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
+                vk::DependencyFlags::empty(),
+                &memory,
+                &[],
+                &[],
+            )
+        };
+        self.hazards.clear();
+    }
+
+    fn own_buffer<'b>(&self, buffer: &'b Buffer) -> Result<&'b VkBuffer> {
+        let raw = buffer.raw::<VkBuffer>().ok_or_else(|| anyhow!("a buffer of another backend passed to vulkan"))?;
+        if !raw.belongs_to(&self.shared) {
+            bail!("a buffer of another Vulkan context passed to this stream");
+        }
+        Ok(raw)
+    }
+
+    fn check_range(buffer: &Buffer, offset: usize, len: usize) -> Result<()> {
+        if offset.checked_add(len).is_none_or(|end| end > buffer.bytes()) {
+            bail!("range {offset}..{} is outside a buffer of {} bytes", offset.saturating_add(len), buffer.bytes());
+        }
+        Ok(())
+    }
+
+    /// Binds the kernel's buffers: pushed, or through a set from a pool.
+    fn bind_buffers(&mut self, kernel: &VkKernel, buffers: &[(vk::Buffer, u64)]) -> Result<()> {
+        let max_uniform = u64::from(self.shared.limits.max_uniform_buffer_range);
+        let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
+            .iter()
+            .zip(&kernel.descriptor_types)
+            .map(|(&(b, size), &ty)| {
+                let range =
+                    if ty == vk::DescriptorType::UNIFORM_BUFFER { size.min(max_uniform) } else { vk::WHOLE_SIZE };
+                [vk::DescriptorBufferInfo::default().buffer(b).offset(0).range(range)]
+            })
+            .collect();
+        let mut writes: Vec<vk::WriteDescriptorSet> = infos
+            .iter()
+            .zip(&kernel.descriptor_types)
+            .enumerate()
+            .map(|(i, (info, &ty))| {
+                vk::WriteDescriptorSet::default().dst_binding(i as u32).descriptor_type(ty).buffer_info(info)
+            })
+            .collect();
+        if let Some(push) = &self.shared.push_descriptor {
+            // SAFETY: recording; the layout was made with the push flag.
+            unsafe {
+                push.cmd_push_descriptor_set(self.cmd, vk::PipelineBindPoint::COMPUTE, kernel.layout, 0, &writes)
+            };
+            return Ok(());
+        }
+        let set = self.allocate_set(kernel.set_layout)?;
+        for w in &mut writes {
+            w.dst_set = set;
+        }
+        // SAFETY: a fresh set no submitted work uses; then bound for this dispatch.
+        unsafe {
+            self.device().update_descriptor_sets(&writes, &[]);
+            self.device().cmd_bind_descriptor_sets(
+                self.cmd,
+                vk::PipelineBindPoint::COMPUTE,
+                kernel.layout,
+                0,
+                &[set],
+                &[],
+            );
+        }
+        Ok(())
+    }
+
+    fn allocate_set(&mut self, layout: vk::DescriptorSetLayout) -> Result<vk::DescriptorSet> {
+        let layouts = [layout];
+        if let Some(&pool) = self.descriptor_pools.last() {
+            let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+            // SAFETY: the pool belongs to this stream.
+            match unsafe { self.device().allocate_descriptor_sets(&info) } {
+                Ok(sets) => return Ok(sets[0]),
+                Err(vk::Result::ERROR_OUT_OF_POOL_MEMORY | vk::Result::ERROR_FRAGMENTED_POOL) => {}
+                Err(e) => bail!("vkAllocateDescriptorSets: {e:?}"),
+            }
+        }
+        let sizes = [
+            vk::DescriptorPoolSize::default().ty(vk::DescriptorType::STORAGE_BUFFER).descriptor_count(512),
+            vk::DescriptorPoolSize::default().ty(vk::DescriptorType::UNIFORM_BUFFER).descriptor_count(128),
+        ];
+        let info = vk::DescriptorPoolCreateInfo::default().max_sets(64).pool_sizes(&sizes);
+        // SAFETY: valid device; the stream destroys its pools.
+        let pool = unsafe { self.device().create_descriptor_pool(&info, None) }.context("vkCreateDescriptorPool")?;
+        self.descriptor_pools.push(pool);
+        let info = vk::DescriptorSetAllocateInfo::default().descriptor_pool(pool).set_layouts(&layouts);
+        // SAFETY: as above.
+        Ok(unsafe { self.device().allocate_descriptor_sets(&info) }.context("vkAllocateDescriptorSets")?[0])
+    }
+
+    /// Waits for the batch in flight, keeps its downloads, and makes the
+    /// stream ready to record again.
+    fn finish_batch(&mut self) -> Result<()> {
+        let device = &self.shared.device;
+        // SAFETY: the fence belongs to this stream and was submitted.
+        match unsafe { device.wait_for_fences(&[self.fence], true, FENCE_TIMEOUT_NS) } {
+            Ok(()) => {}
+            Err(vk::Result::TIMEOUT) => {
+                bail!("the Vulkan device did not finish a batch within {} s", FENCE_TIMEOUT_NS / 1_000_000_000)
+            }
+            Err(e) => bail!("waiting for the Vulkan device: {e:?} ({e})"),
+        }
+        for s in std::mem::take(&mut self.downloads) {
+            self.completed.push(self.staging_out.bytes(s).to_vec());
+        }
+        self.reset()
+    }
+
+    /// Forgets the batch: the device must be done with it.
+    fn reset(&mut self) -> Result<()> {
+        // SAFETY: no work of this stream is in flight.
+        unsafe {
+            self.shared.device.reset_fences(&[self.fence]).context("vkResetFences")?;
+            self.shared
+                .device
+                .reset_command_pool(self.pool, vk::CommandPoolResetFlags::empty())
+                .context("vkResetCommandPool")?;
+            for &pool in &self.descriptor_pools {
+                self.shared
+                    .device
+                    .reset_descriptor_pool(pool, vk::DescriptorPoolResetFlags::empty())
+                    .context("vkResetDescriptorPool")?;
+            }
+        }
+        self.uploads.reset(&self.shared)?;
+        self.staging_out.reset(&self.shared)?;
+        self.keep_buffers.clear();
+        self.keep_kernels.clear();
+        self.hazards.clear();
+        self.bound = vk::Pipeline::null();
+        self.state = State::Idle;
+        Ok(())
+    }
+}
+
+impl Stream for VkStream {
+    fn upload_with(
+        &mut self,
+        dst: &Buffer,
+        offset: usize,
+        len: usize,
+        fill: &mut dyn FnMut(&mut [u8]) -> Result<()>,
+    ) -> Result<()> {
+        Self::check_range(dst, offset, len)?;
+        let target = self.own_buffer(dst)?.buffer;
+        if len == 0 {
+            return Ok(());
+        }
+        if self.state == State::Submitted {
+            self.finish_batch()?;
+        }
+        let slice = self.uploads.alloc(&self.shared, len)?;
+        fill(self.uploads.bytes_mut(slice))?;
+        let source = self.uploads.buffer(slice);
+        self.begin_op(&[], &[target])?;
+        let region = [vk::BufferCopy { src_offset: slice.offset as u64, dst_offset: offset as u64, size: len as u64 }];
+        // SAFETY: recording; both ranges lie within their buffers.
+        unsafe { self.device().cmd_copy_buffer(self.cmd, source, target, &region) };
+        self.keep_buffers.push(dst.clone());
+        Ok(())
+    }
+
+    fn zero(&mut self, dst: &Buffer) -> Result<()> {
+        let target = self.own_buffer(dst)?.buffer;
+        self.begin_op(&[], &[target])?;
+        // SAFETY: recording; the whole buffer (a whole number of words).
+        unsafe { self.device().cmd_fill_buffer(self.cmd, target, 0, vk::WHOLE_SIZE, 0) };
+        self.keep_buffers.push(dst.clone());
+        Ok(())
+    }
+
+    fn dispatch(&mut self, kernel: &Kernel, groups: [u32; 3], args: &[Arg<'_>]) -> Result<()> {
+        check_args(kernel.spec, args)?;
+        let name = kernel.spec.name;
+        let vk_kernel = kernel.raw::<VkKernel>().ok_or_else(|| anyhow!("kernel {name}: loaded by another backend"))?;
+        if !Arc::ptr_eq(&vk_kernel.shared, &self.shared) {
+            bail!("kernel {name}: loaded on another Vulkan context");
+        }
+        let max = self.shared.limits.max_compute_work_group_count;
+        if groups.iter().zip(max).any(|(&g, m)| g > m) {
+            bail!("kernel {name}: {groups:?} work groups exceed the device's {max:?}");
+        }
+        let mut bound = Vec::with_capacity(kernel.spec.buffers);
+        let mut scalars = Vec::with_capacity(4 * kernel.spec.scalars);
+        for arg in args {
+            match arg {
+                Arg::Buffer(b) => {
+                    let raw = self.own_buffer(b)?;
+                    bound.push((raw.buffer, raw.size as u64));
+                }
+                other => scalars.extend_from_slice(&other.scalar_bytes().expect("a scalar argument")),
+            }
+        }
+        if scalars.len() != vk_kernel.push_bytes as usize {
+            bail!(
+                "kernel {name}: {} bytes of scalars for a {}-byte push-constant block",
+                scalars.len(),
+                vk_kernel.push_bytes
+            );
+        }
+        // A kernel may read and write each of its buffers.
+        let buffers: Vec<vk::Buffer> = bound.iter().map(|b| b.0).collect();
+        self.begin_op(&buffers, &buffers)?;
+        if self.bound != vk_kernel.pipeline {
+            // SAFETY: recording; a compute pipeline of this device.
+            unsafe { self.device().cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, vk_kernel.pipeline) };
+            self.bound = vk_kernel.pipeline;
+        }
+        self.bind_buffers(vk_kernel, &bound)?;
+        if !scalars.is_empty() {
+            // SAFETY: recording; the layout's range is exactly these bytes.
+            unsafe {
+                self.device().cmd_push_constants(self.cmd, vk_kernel.layout, vk::ShaderStageFlags::COMPUTE, 0, &scalars)
+            };
+        }
+        // SAFETY: recording, pipeline and every binding set.
+        unsafe { self.device().cmd_dispatch(self.cmd, groups[0], groups[1], groups[2]) };
+        self.keep_kernels.push(kernel.clone());
+        for arg in args {
+            if let Arg::Buffer(b) = arg {
+                self.keep_buffers.push((*b).clone());
+            }
+        }
+        Ok(())
+    }
+
+    fn download(&mut self, src: &Buffer, offset: usize, len: usize) -> Result<()> {
+        Self::check_range(src, offset, len)?;
+        let source = self.own_buffer(src)?.buffer;
+        if self.state == State::Submitted {
+            self.finish_batch()?;
+        }
+        let slice = self.staging_out.alloc(&self.shared, len.max(1))?;
+        let slice = Slice { len, ..slice };
+        self.begin_op(&[source], &[])?;
+        if len > 0 {
+            let target = self.staging_out.buffer(slice);
+            let region =
+                [vk::BufferCopy { src_offset: offset as u64, dst_offset: slice.offset as u64, size: len as u64 }];
+            // SAFETY: recording; both ranges lie within their buffers.
+            unsafe { self.device().cmd_copy_buffer(self.cmd, source, target, &region) };
+        }
+        self.downloads.push(slice);
+        self.keep_buffers.push(src.clone());
+        Ok(())
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        if self.state != State::Recording {
+            return Ok(());
+        }
+        if !self.downloads.is_empty() {
+            let memory = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                .dst_access_mask(vk::AccessFlags::HOST_READ)];
+            // SAFETY: recording.
+            unsafe {
+                self.device().cmd_pipeline_barrier(
+                    self.cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::HOST,
+                    vk::DependencyFlags::empty(),
+                    &memory,
+                    &[],
+                    &[],
+                )
+            };
+        }
+        // SAFETY: recording.
+        unsafe { self.device().end_command_buffer(self.cmd) }.context("vkEndCommandBuffer")?;
+        let cmds = [self.cmd];
+        let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
+        let queue = self.shared.queue.lock().map_err(|_| anyhow!("the Vulkan queue lock is poisoned"))?;
+        // SAFETY: an executable command buffer; the queue is held exclusively.
+        unsafe { self.shared.device.queue_submit(*queue, &submit, self.fence) }
+            .map_err(|e| anyhow!("vkQueueSubmit: {e:?} ({e})"))?;
+        drop(queue);
+        self.state = State::Submitted;
+        Ok(())
+    }
+
+    fn wait(&mut self) -> Result<Vec<Vec<u8>>> {
+        self.submit()?;
+        if self.state == State::Submitted {
+            self.finish_batch()?;
+        }
+        Ok(std::mem::take(&mut self.completed))
+    }
+}
+
+impl Drop for VkStream {
+    fn drop(&mut self) {
+        let device = &self.shared.device;
+        // SAFETY: work in flight is waited for before anything it uses goes.
+        unsafe {
+            if self.state == State::Submitted {
+                let _ = device.wait_for_fences(&[self.fence], true, FENCE_TIMEOUT_NS);
+            }
+            for &pool in &self.descriptor_pools {
+                device.destroy_descriptor_pool(pool, None);
+            }
+            device.destroy_fence(self.fence, None);
+            device.destroy_command_pool(self.pool, None);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ash::vk::Handle;
+
+    #[test]
+    fn barriers_only_where_an_operation_depends_on_another() {
+        let (a, b, c) = (vk::Buffer::from_raw(1), vk::Buffer::from_raw(2), vk::Buffer::from_raw(3));
+        let mut h = Hazards::default();
+        // Two uploads to different buffers: independent.
+        h.note(&[], &[a]);
+        assert!(!h.conflicts(&[], &[b]));
+        h.note(&[], &[b]);
+        // A kernel reading what they wrote: barrier.
+        assert!(h.conflicts(&[a, b, c], &[c]));
+        h.clear();
+        h.note(&[a, b, c], &[a, b, c]);
+        // A download of what the kernel wrote: barrier.
+        assert!(h.conflicts(&[c], &[]));
+        h.clear();
+        // Read after read: none; write after read: barrier.
+        h.note(&[a], &[]);
+        assert!(!h.conflicts(&[a], &[]));
+        assert!(h.conflicts(&[], &[a]));
+    }
+}

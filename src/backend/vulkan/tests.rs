@@ -1,0 +1,262 @@
+//! Tests of the Vulkan backend. The SPIR-V checks need no device; the rest
+//! run on Mesa lavapipe, which `.ci/run` installs (they fail, saying so,
+//! where it is missing: a GPU test that skips itself proves nothing).
+
+use super::context::{Options, VulkanGpu};
+use super::shaders::{self, SHADERS};
+use crate::backend::gpu::{Arg, Gpu, KernelSpec};
+use crate::config::gate::DeviceSelector;
+use crate::features::ansnr::ANSNR_FILTER_ROWS;
+use crate::features::moment::MOMENT_SUMS;
+use crate::features::psnr::PSNR_SSE;
+use std::sync::Arc;
+
+static SPECS: [&KernelSpec; 3] = [&PSNR_SSE, &MOMENT_SUMS, &ANSNR_FILTER_ROWS];
+
+fn lavapipe(options: Options) -> Arc<VulkanGpu> {
+    super::open(Some(&DeviceSelector::Name("llvmpipe".into())), options)
+        .unwrap_or_else(|e| panic!("these tests run on Mesa lavapipe (apt-get install mesa-vulkan-drivers): {e}"))
+}
+
+#[test]
+fn every_kernel_has_one_spirv_module_and_back() {
+    for spec in SPECS {
+        assert!(shaders::find(spec.name).is_some(), "no shaders/{}.comp", spec.name);
+    }
+    for shader in SHADERS {
+        assert!(SPECS.iter().any(|s| s.name == shader.name), "shaders/{}.comp has no KernelSpec", shader.name);
+    }
+}
+
+/// Re-parses each embedded module with naga's SPIR-V front end, validates
+/// it, and checks its interface against the kernel's spec: entry point,
+/// work-group size, storage buffers at set 0 bindings 0.., and a push
+/// constant block of 4 bytes per scalar.
+#[test]
+fn spirv_modules_validate_and_match_their_specs() {
+    use naga::valid::{Capabilities, ValidationFlags, Validator};
+    for spec in SPECS {
+        let shader = shaders::find(spec.name).expect("checked above");
+        let module = naga::front::spv::parse_u8_slice(shader.spirv, &naga::front::spv::Options::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
+        Validator::new(ValidationFlags::all(), Capabilities::IMMEDIATES)
+            .validate(&module)
+            .unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
+        let [entry] = module.entry_points.as_slice() else { panic!("{}: one entry point", spec.name) };
+        assert_eq!(entry.name, spec.name);
+        assert_eq!(entry.stage, naga::ShaderStage::Compute);
+        assert_eq!(entry.workgroup_size, spec.workgroup, "{}", spec.name);
+
+        let mut bindings: Vec<u32> = Vec::new();
+        let mut push_bytes = 0;
+        for (_, var) in module.global_variables.iter() {
+            match var.space {
+                naga::AddressSpace::Storage { .. } | naga::AddressSpace::Uniform => {
+                    let b = var.binding.as_ref().expect("a bound buffer");
+                    assert_eq!(b.group, 0, "{}: set 0", spec.name);
+                    bindings.push(b.binding);
+                }
+                naga::AddressSpace::Immediate => push_bytes = module.types[var.ty].inner.size(module.to_ctx()),
+                _ => {}
+            }
+        }
+        bindings.sort();
+        assert_eq!(bindings, (0..spec.buffers as u32).collect::<Vec<_>>(), "{}: bindings", spec.name);
+        assert_eq!(push_bytes, 4 * spec.scalars as u32, "{}: push constants", spec.name);
+        // The run-time reflection reads the same interface: entry point,
+        // work-group size, and which bindings are uniform blocks (the taps).
+        assert_eq!(shaders::entry_point(&shader.words()), Some((spec.name.to_string(), spec.workgroup)));
+        let uniform: Vec<u32> = module
+            .global_variables
+            .iter()
+            .filter(|(_, v)| v.space == naga::AddressSpace::Uniform)
+            .filter_map(|(_, v)| v.binding.as_ref().map(|b| b.binding))
+            .collect();
+        assert_eq!(shaders::uniform_bindings(&shader.words()), uniform, "{}", spec.name);
+    }
+}
+
+/// Every float multiply, add and subtract is NoContraction (no FMA the
+/// CPU reference does not do).
+#[test]
+fn float_arithmetic_is_never_contracted() {
+    const OP_DECORATE: u32 = 71;
+    const NO_CONTRACTION: u32 = 42;
+    for shader in SHADERS {
+        let words = shader.words();
+        let decorated: Vec<u32> = shaders::instructions(&words)
+            .filter(|(op, args)| *op == OP_DECORATE && args.get(1) == Some(&NO_CONTRACTION))
+            .map(|(_, args)| args[0])
+            .collect();
+        let arithmetic: Vec<u32> = shaders::instructions(&words)
+            .filter(|(op, _)| matches!(op, 129 | 131 | 133))
+            .map(|(_, args)| args[1])
+            .collect();
+        for id in &arithmetic {
+            assert!(decorated.contains(id), "{}: %{id} may be fused", shader.name);
+        }
+        if shader.name.starts_with("ansnr") {
+            assert!(!arithmetic.is_empty(), "{}: float kernels do float arithmetic", shader.name);
+        }
+    }
+}
+
+#[test]
+fn lavapipe_reports_its_identity() {
+    let gpu = lavapipe(Options::default());
+    let d = gpu.device();
+    assert_eq!(d.arch_id, "vulkan:0x10005:0x0000");
+    assert_eq!(d.kind, crate::backend::DeviceKind::Gpu);
+    assert_eq!(d.device_type.as_deref(), Some("cpu"));
+    assert!(d.driver.as_deref().is_some_and(|s| s.contains("llvmpipe")), "{:?}", d.driver);
+    assert!(d.api_version.as_deref().is_some_and(|v| v.starts_with("1.")), "{:?}", d.api_version);
+}
+
+#[test]
+fn streams_run_in_order_and_return_downloads_in_order() {
+    let gpu = lavapipe(Options::default());
+    let buf = gpu.create_buffer(64).unwrap();
+    let mut s = gpu.create_stream().unwrap();
+    let first: Vec<u8> = (0..64).collect();
+    s.upload(&buf, 0, &first).unwrap();
+    s.download(&buf, 8, 8).unwrap();
+    s.zero(&buf).unwrap();
+    s.upload_with(&buf, 4, 4, &mut |staging| {
+        staging.copy_from_slice(&[9, 9, 9, 9]);
+        Ok(())
+    })
+    .unwrap();
+    s.download(&buf, 0, 12).unwrap();
+    // Nothing ran yet: the downloads come from wait, in recording order.
+    let out = s.wait().unwrap();
+    assert_eq!(out, vec![(8..16).collect::<Vec<u8>>(), vec![0, 0, 0, 0, 9, 9, 9, 9, 0, 0, 0, 0]]);
+    // The stream is reusable, and work recorded after a submit sees it.
+    s.upload(&buf, 0, &[1, 2, 3, 4]).unwrap();
+    s.submit().unwrap();
+    s.download(&buf, 0, 4).unwrap();
+    assert_eq!(s.wait().unwrap(), vec![vec![1, 2, 3, 4]]);
+    assert!(s.wait().unwrap().is_empty());
+}
+
+#[test]
+fn out_of_range_and_foreign_arguments_are_refused() {
+    let gpu = lavapipe(Options::default());
+    let buf = gpu.create_buffer(16).unwrap();
+    let mut s = gpu.create_stream().unwrap();
+    let err = s.upload(&buf, 12, &[0; 8]).unwrap_err().to_string();
+    assert!(err.contains("outside a buffer of 16 bytes"), "{err}");
+    assert!(s.download(&buf, 17, 0).is_err());
+    let foreign = crate::backend::gpu::Buffer::new(0u32, 16);
+    assert!(s.zero(&foreign).unwrap_err().to_string().contains("another backend"));
+    let kernel = gpu.load_kernel(&PSNR_SSE).unwrap();
+    let err = s.dispatch(&kernel, [1, 1, 1], &[Arg::Buffer(&buf), Arg::U32(1)]).unwrap_err().to_string();
+    assert!(err.contains("takes 3 buffers and 5 scalars"), "{err}");
+}
+
+/// `psnr_sse` on a known frame pair: the sums are exact, across work
+/// groups and planes, with push descriptors and with descriptor pools.
+#[test]
+fn psnr_sse_sums_exactly_with_either_binding_path() {
+    for push_descriptor in [true, false] {
+        let gpu = lavapipe(Options { push_descriptor });
+        assert_eq!(gpu.uses_push_descriptors(), push_descriptor);
+        let kernel = gpu.load_kernel(&PSNR_SSE).unwrap();
+        // 16-bit samples, luma of 5000 (two groups of 4096), chroma 1250.
+        let (luma, chroma) = (5000usize, 1250usize);
+        let n = luma + 2 * chroma;
+        let r: Vec<u16> = (0..n).map(|i| (i * 7919 % 65536) as u16).collect();
+        let d: Vec<u16> = (0..n).map(|i| (i * 104_729 % 65536) as u16).collect();
+        let bytes = |v: &[u16]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let (rb, db) = (gpu.create_buffer(2 * n).unwrap(), gpu.create_buffer(2 * n).unwrap());
+        let groups = luma.div_ceil(4096);
+        let partials = gpu.create_buffer(groups * 3 * 8).unwrap();
+        let mut s = gpu.create_stream().unwrap();
+        s.upload(&rb, 0, &bytes(&r)).unwrap();
+        s.upload(&db, 0, &bytes(&d)).unwrap();
+        let args = [Arg::Buffer(&rb), Arg::Buffer(&db), Arg::Buffer(&partials)];
+        let scalars = [luma, chroma, 3, 2, 4096].map(|v| Arg::U32(v as u32));
+        let all: Vec<Arg> = args.iter().chain(&scalars).copied().collect();
+        // Twice in one batch: the second sees the same inputs.
+        for _ in 0..2 {
+            s.dispatch(&kernel, [groups as u32, 3, 1], &all).unwrap();
+            s.download(&partials, 0, groups * 3 * 8).unwrap();
+        }
+        let out = s.wait().unwrap();
+        assert_eq!(out[0], out[1]);
+        let words: Vec<u64> = out[0]
+            .chunks_exact(8)
+            .map(|c| {
+                u64::from(u32::from_le_bytes(c[..4].try_into().unwrap()))
+                    | u64::from(u32::from_le_bytes(c[4..].try_into().unwrap())) << 32
+            })
+            .collect();
+        let starts = [0, luma, luma + chroma];
+        let lens = [luma, chroma, chroma];
+        for p in 0..3 {
+            let expected: u64 = (starts[p]..starts[p] + lens[p])
+                .map(|i| {
+                    let e = i64::from(r[i]) - i64::from(d[i]);
+                    (e * e) as u64
+                })
+                .sum();
+            let got: u64 = words[p * groups..(p + 1) * groups].iter().sum();
+            assert_eq!(got, expected, "plane {p}, push_descriptor {push_descriptor}");
+            assert!(expected > u64::from(u32::MAX), "the test exercises the carry");
+        }
+    }
+}
+
+/// The GPU twins against the CPU reference on synthetic fixtures of every
+/// bit depth: bit-identical, except at 16 bits where libvmaf squares in
+/// float (float_psnr's diff², float_moment's v²: 32-bit products rounded to
+/// 24 bits) while the PSNR_SSE and MOMENT_SUMS contracts sum exact integer
+/// squares; there they stay within the features' 5e-5.
+#[test]
+fn gpu_twins_match_the_cpu_reference_bit_for_bit() {
+    use crate::features::{self, Options as FeatureOptions, run_extractor};
+    use crate::fixture::Chroma;
+    use crate::fixture::{FrameSource, LoadedFixture, SyntheticSpec};
+    let gpu: Arc<dyn Gpu> = lavapipe(Options::default());
+    // 48x32, and 37x21: rows that start mid-word, odd chroma planes.
+    let odd = |bit_depth, chroma| {
+        let spec = SyntheticSpec {
+            width: 37,
+            height: 21,
+            frames: 3,
+            bit_depth,
+            chroma,
+            seed: 9,
+            content: Default::default(),
+            distortion: Default::default(),
+        };
+        let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
+        LoadedFixture::load(&src(false), &src(true), None).unwrap()
+    };
+    let fixtures = [
+        features::testutil::synthetic(8, Chroma::Yuv420, 3),
+        features::testutil::synthetic(10, Chroma::Yuv444, 3),
+        features::testutil::synthetic(12, Chroma::Yuv422, 3),
+        features::testutil::synthetic(16, Chroma::Yuv420, 3),
+        odd(8, Chroma::Yuv420),
+        odd(10, Chroma::Yuv422),
+        odd(16, Chroma::Yuv444),
+    ];
+    for fx in &fixtures {
+        let bit_depth = fx.geometry.bit_depth;
+        for imp in features::implementations() {
+            let Some(gpu_factory) = imp.gpu else { continue };
+            let options = FeatureOptions::new();
+            let cpu = run_extractor((imp.cpu)(&fx.geometry, &options).unwrap(), fx, &|| {}).unwrap();
+            let ext = gpu_factory(gpu.clone(), &fx.geometry, &options).unwrap();
+            let vk = run_extractor(ext, fx, &|| {}).unwrap();
+            for metric in (imp.metrics)(&options).unwrap() {
+                let (a, b) = (cpu.get(&metric).unwrap(), vk.get(&metric).unwrap());
+                assert_eq!(a.len(), 3);
+                let max = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f64, f64::max);
+                let squares_in_float = metric == "float_psnr" || metric.ends_with("2nd");
+                let allowed = if bit_depth == 16 && squares_in_float { 5e-5 } else { 0.0 };
+                assert!(max <= allowed, "{metric} on {}: cpu {a:?} vs vulkan {b:?}", fx.geometry);
+            }
+        }
+    }
+}

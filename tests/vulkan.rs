@@ -1,0 +1,155 @@
+//! The Vulkan backend through the binary, on Mesa lavapipe (which `.ci/run`
+//! installs): the PR gate for real, a missing driver as ERROR or SKIP, and
+//! device selection errors.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn ulpgate() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_ulpgate"));
+    cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
+    cmd
+}
+
+/// The loader's variables that point it at a driver file that is not there.
+fn without_driver(cmd: &mut Command) -> &mut Command {
+    cmd.env("VK_ICD_FILENAMES", "/nonexistent/icd.json").env("VK_DRIVER_FILES", "/nonexistent/icd.json")
+}
+
+fn report(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("the report was written")).expect("JSON")
+}
+
+fn cells<'a>(report: &'a Value, backend: &str) -> Vec<&'a Value> {
+    report["cells"].as_array().expect("cells").iter().filter(|c| c["backend_b"] == backend).collect()
+}
+
+/// gates/pr-lavapipe.yaml, vulkan required, every fixture of the default
+/// gate: every cell runs and passes, and each vulkan side names lavapipe.
+#[test]
+fn the_pr_gate_runs_cpu_vs_vulkan_on_lavapipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let out = ulpgate()
+        .args(["run", "gates/pr-lavapipe.yaml", "--quiet", "--vulkan-device", "llvmpipe", "--json-out"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let r = report(&json);
+    let vulkan = cells(&r, "vulkan");
+    let fixtures: Vec<&str> = r["cells"].as_array().unwrap().iter().filter_map(|c| c["fixture"].as_str()).collect();
+    for name in ["8bit_420", "10bit_420", "8bit_444", "8bit_422", "10bit_444", "12bit_420", "16bit_420"] {
+        assert!(fixtures.iter().any(|f| f.contains(name)), "no {name} fixture");
+    }
+    // 4 features x 8 fixtures.
+    assert_eq!(vulkan.len(), 32);
+    for c in vulkan {
+        assert_eq!(c["status"], "OK", "{c}");
+        let arch = c["device_b"]["arch_id"].as_str().unwrap();
+        assert!(arch.starts_with("vulkan:0x10005"), "{arch}");
+        assert_eq!(c["device_b"]["kind"], "gpu");
+        assert!(c["n_frames"].as_u64().unwrap() > 0);
+    }
+    // Integer sums are exact: psnr and float_psnr agree to the last bit.
+    for c in cells(&r, "vulkan").iter().filter(|c| c["feature"] == "psnr" || c["feature"] == "float_psnr") {
+        for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
+            assert_eq!(diff.as_f64(), Some(0.0), "{metric} in {}", c["id"]);
+        }
+    }
+}
+
+#[test]
+fn a_missing_driver_is_an_error_when_vulkan_is_required() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let out = without_driver(&mut ulpgate())
+        .args(["run", "gates/pr-lavapipe.yaml", "--quiet", "--features", "psnr", "--backends", "cpu,vulkan"])
+        .arg("--json-out")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stdout));
+    let r = report(&json);
+    let vulkan = cells(&r, "vulkan");
+    assert_eq!(vulkan.len(), 8);
+    for c in vulkan {
+        assert_eq!(c["status"], "ERROR");
+        let note = c["note"].as_str().unwrap();
+        // The loader's own reason, and the variable that caused it.
+        assert!(note.contains("vulkan unavailable") && note.contains("(required)"), "{note}");
+        assert!(note.contains("ERROR_INCOMPATIBLE_DRIVER"), "{note}");
+        assert!(note.contains("/nonexistent/icd.json"), "{note}");
+    }
+}
+
+#[test]
+fn a_missing_driver_is_a_skip_when_vulkan_is_optional() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let out = without_driver(&mut ulpgate())
+        .args(["run", "gates/default.yaml", "--quiet", "--features", "psnr", "--backends", "cpu,vulkan"])
+        .arg("--json-out")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
+    let r = report(&json);
+    let vulkan = cells(&r, "vulkan");
+    assert_eq!(vulkan.len(), 8);
+    for c in vulkan {
+        assert_eq!(c["status"], "SKIP");
+        let note = c["note"].as_str().unwrap();
+        assert!(note.contains("(optional)") && note.contains("ERROR_INCOMPATIBLE_DRIVER"), "{note}");
+    }
+}
+
+#[test]
+fn a_device_that_does_not_exist_names_those_that_do() {
+    let out = ulpgate()
+        .args(["run", "gates/default.yaml", "--quiet", "--features", "psnr", "--vulkan-device", "99"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no Vulkan device 99"), "{err}");
+    assert!(err.contains("0: llvmpipe") && err.contains("[vulkan:0x10005:0x0000]"), "{err}");
+
+    let out = ulpgate()
+        .args(["score", "--backend", "vulkan", "--feature", "psnr", "--vulkan-device", "no-such-gpu"])
+        .args(["--reference", "r.yuv", "--distorted", "d.yuv", "--width", "8", "--height", "8"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("\"no-such-gpu\"") && err.contains("llvmpipe"), "{err}");
+}
+
+#[test]
+fn devices_lists_lavapipe_as_a_table_and_as_json() {
+    let out = ulpgate().args(["devices", "--json"]).output().unwrap();
+    assert!(out.status.success());
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let vulkan = list.as_array().unwrap().iter().find(|b| b["backend"] == "vulkan").expect("a vulkan entry");
+    assert_eq!(vulkan["available"], true, "{vulkan}");
+    let lavapipe = vulkan["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["arch_id"] == "vulkan:0x10005:0x0000")
+        .expect("lavapipe listed");
+    for field in ["name", "driver", "driver_version", "api_version", "device_type"] {
+        assert!(lavapipe[field].as_str().is_some_and(|s| !s.is_empty()), "{field}: {lavapipe}");
+    }
+    let out = ulpgate().arg("devices").output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("vulkan:0x10005:0x0000") && table.contains("llvmpipe"), "{table}");
+
+    let out = without_driver(&mut ulpgate()).args(["devices", "--json"]).output().unwrap();
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let vulkan = list.as_array().unwrap().iter().find(|b| b["backend"] == "vulkan").unwrap();
+    assert_eq!(vulkan["available"], false);
+    assert!(vulkan["reason"].as_str().unwrap().contains("ERROR_INCOMPATIBLE_DRIVER"), "{vulkan}");
+}
