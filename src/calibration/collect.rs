@@ -133,8 +133,8 @@ pub fn collect(request: Request) -> Result<Collection> {
                 let explicit = request.requested.backends.as_ref().is_some_and(|n| n.contains(name));
                 if request.smoke {
                     fatal.push(format!(
-                        "--smoke collects on Mesa lavapipe (vulkan), and {name} is {reason}; --smoke needs a build \
-                         with the Vulkan backend and lavapipe (Debian: mesa-vulkan-drivers)"
+                        "--smoke collects on Mesa lavapipe (vulkan), and {name} is {reason}; install lavapipe \
+                         (Debian: mesa-vulkan-drivers)"
                     ));
                 } else if role == Role::Reference || decl.required || explicit {
                     let why = if role == Role::Reference {
@@ -180,13 +180,20 @@ pub fn collect(request: Request) -> Result<Collection> {
     for cell in &plan.cells {
         let (cpu, gpu) = if gpu_names.contains(&cell.b) { (&cell.a, &cell.b) } else { (&cell.b, &cell.a) };
         let gpu_open = computed.backend(0, gpu).is_ok();
-        if let Err((_, note)) = computed.readiness(&plan, cell) {
+        if computed.readiness(&plan, cell).is_err() {
             // An unavailable (optional) backend is listed under backends;
             // a feature one side does not implement is a skipped feature.
             if gpu_open {
                 let reasons = feature_reasons.entry(cell.feature.name.clone()).or_default();
-                if !reasons.contains(&note) {
-                    reasons.push(note);
+                for name in [cpu, gpu] {
+                    if let Ok(b) = computed.backend(0, name)
+                        && let Err(why) = b.supports(&cell.feature)
+                    {
+                        let reason = format!("{name}: {why}");
+                        if !reasons.contains(&reason) {
+                            reasons.push(reason);
+                        }
+                    }
                 }
             }
             continue;

@@ -264,22 +264,72 @@ fn jsonl_corpora_and_too_few_frames_to_fit() {
     assert!(stdout(&out).contains("a fit needs at least 6"), "{}", stdout(&out));
 }
 
+/// `collect --smoke` on Mesa lavapipe (which `.ci/run` installs): the
+/// implemented feature collected, the others listed as skipped with the
+/// reason; then fit, the table written after the lavapipe glob, and a run
+/// that looks lavapipe's detected id up in the new row.
 #[test]
-fn smoke_needs_lavapipe_and_says_so() {
-    // This build has no Vulkan backend: --smoke cannot run, and must not
-    // fall back to anything else.
-    let devices = ok(ulpgate().args(["devices", "--json"]));
-    let list: Value = serde_json::from_str(&stdout(&devices)).unwrap();
-    let vulkan = list.as_array().unwrap().iter().find(|b| b["backend"] == "vulkan").unwrap();
-    assert_eq!(vulkan["available"], false, "with Vulkan in the build, --smoke must run here: update this test");
+fn smoke_on_lavapipe_fit_write_table_and_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("smoke.csv");
+    let out = ok(ulpgate().current_dir(repo()).args(["calibrate", "collect", "--smoke", "--out"]).arg(&corpus));
+    assert!(stdout(&out).contains("wrote 300 rows"), "{}", stdout(&out));
+    let m = read_json(&dir.path().join("smoke.csv.manifest.json"));
+    assert_eq!(m["smoke"], true);
+    assert_eq!(m["frames_limit"], 100);
+    let features: BTreeMap<&str, &Value> =
+        m["features"].as_array().unwrap().iter().map(|f| (f["name"].as_str().unwrap(), f)).collect();
+    assert_eq!(features.keys().copied().collect::<Vec<_>>(), ["float_ssim", "motion", "psnr", "psnr_hvs", "vif"]);
+    for (name, f) in &features {
+        if *name == "psnr" {
+            assert_eq!((f["status"].as_str(), f["rows"].as_u64()), (Some("collected"), Some(300)));
+        } else {
+            // Not implemented in this build: skipped, with the reason, no rows.
+            assert_eq!(f["status"], "skipped", "{name}");
+            assert_eq!(f["rows"], 0);
+            let why = f["reasons"][0].as_str().unwrap();
+            assert!(why.contains(&format!("no CPU implementation of {name}")), "{why}");
+        }
+    }
+    let vulkan = m["backends"].as_array().unwrap().iter().find(|b| b["name"] == "vulkan").unwrap();
+    let arch = vulkan["device"]["arch_id"].as_str().unwrap().to_string();
+    assert!(arch.starts_with("vulkan:0x10005:"), "{arch}");
+    assert_eq!(m["fixtures"][0]["frames"], 100);
+
+    let table = table_copy(dir.path());
+    let out = ok(ulpgate().args(["calibrate", "fit"]).arg(&corpus).arg("--write-table").arg(&table));
+    assert!(stdout(&out).contains("3 cells: 3 bit-exact"), "lavapipe's psnr is integer arithmetic: {}", stdout(&out));
+    assert!(
+        stdout(&out).contains(&format!("{arch}: inserted an exact-id row at line 38, after `vulkan:0x10005:*`")),
+        "{}",
+        stdout(&out)
+    );
+    let body = format!(
+        "calibration: {}\nfeatures: [psnr]\nbackends:\n  cpu: {{}}\n  vulkan: {{required: true}}\npairs:\n  - [cpu, vulkan]\n\
+         fixtures:\n  - name: s\n    synthetic: {{width: 48, height: 32, frames: 2, bit_depth: 8, chroma: \"420\"}}\n",
+        table.display()
+    );
+    let gate = gate(dir.path(), "g.yaml", "g", &body);
+    let report = dir.path().join("r.json");
+    let out =
+        run(ulpgate().arg("run").arg(&gate).args(["-q", "--vulkan-device", "llvmpipe", "--json-out"]).arg(&report));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(cells(&read_json(&report))[0]["tolerance_source"], format!("calibrated:{arch}"));
+}
+
+#[test]
+fn smoke_without_lavapipe_fails_and_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let out = run(ulpgate()
         .current_dir(repo())
+        .env("VK_ICD_FILENAMES", "/nonexistent/icd.json")
+        .env("VK_DRIVER_FILES", "/nonexistent/icd.json")
         .args(["calibrate", "collect", "--smoke", "--out"])
         .arg(dir.path().join("smoke.csv")));
     assert_eq!(out.status.code(), Some(2));
     let err = stderr(&out);
     assert!(err.contains("--smoke collects on Mesa lavapipe (vulkan), and vulkan is unavailable"), "{err}");
+    assert!(err.contains("install lavapipe (Debian: mesa-vulkan-drivers)"), "{err}");
     assert_eq!(extra_files(dir.path(), &[]), Vec::<PathBuf>::new(), "nothing written");
     // --smoke is the fixed set: it takes no selection.
     let out = run(ulpgate().args(["calibrate", "collect", "--smoke", "--features", "psnr", "--out", "x.csv"]));
