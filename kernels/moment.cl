@@ -29,8 +29,10 @@ KERNEL moment_sums(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL ul
         const ulp_u64 b = ulp_sample(dis, i, bytes_per_sample);
         r1 += a;
         d1 += b;
-        r2 += a * a;
-        d2 += b * b;
+        /* moment.c squares v / scaler in float: each square rounded to f32
+         * (exact up to 12 bits, rounded at 16), so the same here. */
+        r2 += (ulp_u64)(float)(ulp_u32)(a * a);
+        d2 += (ulp_u64)(float)(ulp_u32)(b * b);
     }
     scratch[lid] = r1;
     scratch[MOMENT_WG + lid] = d1;

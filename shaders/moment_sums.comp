@@ -77,9 +77,11 @@ void main() {
                 uint d = sample_in(dw, 16u * k, 65535u, 2u * w + k, lo, hi);
                 r1 = add64(r1, uvec2(r, 0u));
                 d1 = add64(d1, uvec2(d, 0u));
-                // v < 2^16, so v * v fits in 32 bits.
-                r2 = add64(r2, uvec2(r * r, 0u));
-                d2 = add64(d2, uvec2(d * d, 0u));
+                // v < 2^16, so v * v fits in 32 bits. moment.c squares
+                // v / scaler in float: the square rounded to f32 (exact up
+                // to 12 bits, rounded at 16) — and so do we, to the same bits.
+                r2 = add64(r2, uvec2(uint(float(r * r)), 0u));
+                d2 = add64(d2, uvec2(uint(float(d * d)), 0u));
             }
         }
     }

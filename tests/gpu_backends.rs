@@ -85,14 +85,11 @@ fn opencl_matches_cpu_on_every_default_fixture() {
         assert!(arch.starts_with("opencl:"), "{}: ran on {arch}", c["id"]);
         assert_eq!(c["device_b"]["kind"], "gpu");
         // The kernels replicate the CPU's arithmetic: integer sums are
-        // exact and float kernels round op by op like the CPU, so these
-        // metrics agree bit for bit. (The second moments divide exact
-        // integer sums, where the CPU sums f32-rounded squares: 16-bit
-        // samples differ in the last bits, within tolerance.)
+        // exact, squares are rounded to f32 where libvmaf squares in float,
+        // and float kernels round op by op like the CPU, so every metric
+        // agrees bit for bit.
         for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
-            if !metric.ends_with("2nd") {
-                assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric} differs by {diff}", c["id"]);
-            }
+            assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric} differs by {diff}", c["id"]);
         }
     }
     for f in &fixtures {

@@ -32,7 +32,9 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
 /// `moment_sums` (kernels/moment.cl, shaders/moment_sums.comp): exact 64-bit
 /// sums over the luma of both frames. Work group `gx` covers samples
 /// `[gx * chunk, (gx + 1) * chunk)` and writes four (lo, hi) u32 pairs at
-/// `partials[8 * gx]`: Σ ref, Σ dis, Σ ref², Σ dis². Buffers: reference,
+/// `partials[8 * gx]`: Σ ref, Σ dis, Σ ref², Σ dis², where each square is
+/// first rounded to f32 as moment.c's float square rounds it (a no-op up to
+/// 12 bits; at 16 bits it keeps the GPU bit-identical). Buffers: reference,
 /// distorted, partials. Scalars: luma samples, bytes per sample, chunk.
 pub static MOMENT_SUMS: KernelSpec =
     KernelSpec { name: "moment_sums", family: "moment", workgroup: [256, 1, 1], buffers: 3, scalars: 3 };
@@ -84,8 +86,9 @@ impl GpuPipeline for MomentGpu {
         let sums = sum_u64_partials(&downloads[0], 4)?;
         let n = self.geometry.plane_samples(0) as f64;
         let s = f64::from(scaler(self.geometry.bit_depth));
-        // moment.c sums v / s in double (exact) and (v / s)² rounded to f32,
-        // which is exact up to 12 bits; s is a power of two.
+        // moment.c sums v / s in double (exact) and (v / s)² rounded to f32;
+        // s is a power of two, so (v / s)² rounds as v² does, which the
+        // kernel did before summing.
         let values = [
             sums[0] as f64 / s / n,
             sums[1] as f64 / s / n,
