@@ -37,8 +37,9 @@ pub struct Args {
     /// Write the fit as Markdown here.
     #[arg(long, value_name = "FILE")]
     md_out: Option<PathBuf>,
-    /// Hold out every K-th frame of each cell (in fixture, frame order) for
-    /// the ADR-0234 bars; a cell needs 3·K frames.
+    /// For the ADR-0234 bars, hold out every K-th frame of each cell (in
+    /// fixture, frame order), in K folds so each frame is held out once; a
+    /// cell needs 3·K frames.
     #[arg(long, value_name = "K", default_value_t = DEFAULT_HOLDOUT_EVERY as u64,
           value_parser = clap::value_parser!(u64).range(2..))]
     holdout_every: u64,
