@@ -4,6 +4,7 @@
 
 pub mod backend;
 pub mod bench;
+pub mod calibration;
 pub mod cli;
 pub mod config;
 pub mod features;

@@ -1,6 +1,7 @@
 //! The command line: one module per subcommand.
 
 mod bench;
+mod calibrate;
 mod devices;
 mod merge;
 mod outputs;
@@ -41,6 +42,9 @@ enum Command {
     Merge(merge::Args),
     /// Print one backend's per-frame scores in libvmaf's JSON shape.
     Score(score::Args),
+    /// Calibration (ADR-0234): collect a per-frame corpus, fit it, write
+    /// measured tolerances back into the calibration table.
+    Calibrate(calibrate::Args),
     /// Time a gate run and each side, or a clip's throughput per backend.
     Bench(bench::Args),
 }
@@ -78,6 +82,7 @@ pub fn main() -> ExitCode {
         Command::Render(args) => render::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Score(args) => score::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
         Command::Bench(args) => bench::run(args),
     };
     match result {

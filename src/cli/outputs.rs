@@ -53,6 +53,9 @@ impl OutputArgs {
             staged.add(path, junit::to_junit(report).as_bytes())?;
         }
         staged.commit()?;
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
         if self.quiet {
             let s = &report.summary;
             println!(

@@ -1,12 +1,17 @@
 use super::Outcome;
 use super::outputs::OutputArgs;
 use crate::backend::OpenOptions;
+use crate::calibration::offsets::Offsets;
 use crate::config::gate::DeviceSelector;
+use crate::config::suggest::nearest;
 use crate::config::{Diagnostics, load_gate};
 use crate::gate::{self, Filters, RunOptions, ShardSpec};
 use crate::report;
+use anyhow::bail;
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -32,6 +37,45 @@ pub struct Args {
     /// Vulkan device for every vulkan backend: an index or a name substring.
     #[arg(long, value_name = "INDEX|NAME")]
     vulkan_device: Option<String>,
+    /// Look BACKEND's calibration up as arch_id ID instead of the id its
+    /// device reports (repeatable). An ID that differs from the detected one
+    /// is used, and reported as a warning in the report and on every cell.
+    #[arg(long = "arch-id", value_name = "BACKEND=ID")]
+    arch_ids: Vec<String>,
+    /// Add the per-cell scalar offsets of a `calibrate fit --json-out` file
+    /// to GPU sides before diffing (never to the CPU reference or recorded
+    /// scores); the report shows raw and calibrated differences.
+    #[arg(long, value_name = "FIT_JSON")]
+    gpu_calibrated: Option<PathBuf>,
+}
+
+/// Parses `--arch-id BACKEND=ID` against the gates' GPU backends.
+fn parse_arch_ids(given: &[String], gates: &[crate::config::ResolvedGate]) -> anyhow::Result<BTreeMap<String, String>> {
+    let gpu: Vec<&str> =
+        gates.iter().flat_map(|g| g.backends.values()).filter(|b| b.kind.is_gpu()).map(|b| b.name.as_str()).collect();
+    let mut out = BTreeMap::new();
+    for item in given {
+        let Some((backend, id)) = item.split_once('=').filter(|(b, i)| !b.is_empty() && !i.is_empty()) else {
+            bail!("--arch-id {item}: expected BACKEND=ID, e.g. --arch-id vulkan=vulkan:0x10de:0x2684");
+        };
+        if !gpu.contains(&backend) {
+            let hint =
+                nearest(backend, gpu.iter().copied()).map_or(String::new(), |s| format!(" (did you mean `{s}`?)"));
+            bail!(
+                "--arch-id {item}: `{backend}` is not a GPU backend of the gate{hint}; GPU backends: {}",
+                if gpu.is_empty() { "none".to_string() } else { gpu.join(", ") }
+            );
+        }
+        if id.contains('*') {
+            bail!("--arch-id {item}: an arch_id is one device's id, not a pattern");
+        }
+        if let Some(previous) = out.insert(backend.to_string(), id.to_string())
+            && previous != id
+        {
+            bail!("--arch-id: `{backend}` given twice ({previous} and {id})");
+        }
+    }
+    Ok(out)
 }
 
 pub fn run(args: Args) -> Outcome {
@@ -78,8 +122,19 @@ pub fn run(args: Args) -> Outcome {
         crate::backend::vulkan::check_selector(selector)
             .map_err(|e| anyhow::anyhow!("--vulkan-device {selector}: {e}"))?;
     }
+    let arch_ids = parse_arch_ids(&args.arch_ids, &plan.gates)?;
+    let offsets = match &args.gpu_calibrated {
+        Some(path) => Some(Arc::new(Offsets::load(path)?)),
+        None => None,
+    };
     let interactive = std::io::stdout().is_terminal();
-    let options = RunOptions { open: OpenOptions { vulkan_device }, progress: interactive && !args.out.quiet };
+    let options = RunOptions {
+        open: OpenOptions { vulkan_device },
+        progress: interactive && !args.out.quiet,
+        max_frames: None,
+        arch_ids,
+        offsets,
+    };
     let outcome = gate::execute(&plan, &options);
     let report = report::build(&plan, outcome);
     args.out.emit(&report, &template)?;

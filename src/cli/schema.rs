@@ -1,4 +1,6 @@
 use super::Outcome;
+use crate::calibration::fit::FitReport;
+use crate::calibration::manifest::Manifest;
 use crate::config::calibration::CalibrationTable;
 use crate::config::features::FeatureRegistry;
 use crate::config::gate::GateFile;
@@ -25,6 +27,8 @@ pub fn generated() -> Vec<(&'static str, String)> {
         ("features.schema.json", pretty(schema_of::<FeatureRegistry>())),
         ("calibration.schema.json", pretty(schema_of::<CalibrationTable>())),
         ("report.schema.json", pretty(schema_of::<Report>())),
+        ("calibration-fit.schema.json", pretty(schema_of::<FitReport>())),
+        ("corpus-manifest.schema.json", pretty(schema_of::<Manifest>())),
     ]
 }
 

@@ -8,7 +8,7 @@ use super::features::{FP16_TOLERANCE, FeatureRegistry, FeatureSpec, Precision};
 use super::gate::{
     BackendDecl, BackendKind, DeviceSelector, ExternalCommand, FeatureChoice, FeatureSelection, GateFile, PairTolerance,
 };
-use super::load::{Loaded, load_yaml};
+use super::load::{Loaded, load_yaml, parse_yaml};
 use super::spans::escape;
 use super::suggest::nearest;
 use crate::features::Options;
@@ -93,7 +93,23 @@ pub fn load_calibration(
     path: &Path,
     registry: Option<&FeatureRegistry>,
 ) -> Result<Loaded<CalibrationTable>, Diagnostics> {
-    let table = load_yaml::<CalibrationTable>(path)?;
+    check_calibration(load_yaml::<CalibrationTable>(path)?, registry)
+}
+
+/// [`load_calibration`] of `text`, as if read from `path` (a table about
+/// to be written).
+pub fn parse_calibration(
+    path: &Path,
+    text: &str,
+    registry: Option<&FeatureRegistry>,
+) -> Result<Loaded<CalibrationTable>, Diagnostics> {
+    check_calibration(parse_yaml::<CalibrationTable>(path, text)?, registry)
+}
+
+fn check_calibration(
+    table: Loaded<CalibrationTable>,
+    registry: Option<&FeatureRegistry>,
+) -> Result<Loaded<CalibrationTable>, Diagnostics> {
     let mut diags = Diagnostics::default();
     let mut seen = BTreeMap::new();
     for (i, row) in table.value.rows.iter().enumerate() {

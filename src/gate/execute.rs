@@ -1,14 +1,16 @@
 //! Runs a plan: opens each backend once, reads each fixture once, computes
-//! each (backend, feature, fixture) side once in parallel, then diffs the
-//! sides of every cell.
+//! each (backend, feature, fixture) side once in parallel ([`compute`], which
+//! `calibrate collect` shares), then diffs the sides of every cell.
 
 use super::diff::{abs_diff_series, diff_metric};
 use super::plan::{CellPlan, Plan};
 use crate::backend::{self, Backend, DeviceInfo, DeviceKind, OpenOptions, SideOutput, SideRequest};
+use crate::calibration::offsets::Offsets;
 use crate::config::calibration::Tolerance;
 use crate::config::{ResolvedBackend, ResolvedFixture, ResolvedGate};
 use crate::fixture::{FixtureError, FrameSource, LoadedFixture};
-use crate::report::model::{Cell, Series, SideTiming, Status, Timing};
+use crate::report::model::{ArchOverride, Calibrated, Cell, Series, SideTiming, Status, Timing};
+use crate::scores::Scores;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -20,6 +22,15 @@ pub struct RunOptions {
     pub open: OpenOptions,
     /// Draw a progress bar on stderr.
     pub progress: bool,
+    /// Score at most this many frames of each fixture (`calibrate collect
+    /// --frames`); a fixture's declared `frames` is then checked against
+    /// the smaller of the two.
+    pub max_frames: Option<usize>,
+    /// `--arch-id BACKEND=ID`: the arch_id the calibration lookup (and the
+    /// offset tier) uses for that GPU backend instead of the detected one.
+    pub arch_ids: BTreeMap<String, String>,
+    /// `--gpu-calibrated`: fitted offsets added to GPU sides before diffing.
+    pub offsets: Option<Arc<Offsets>>,
 }
 
 /// What a run produced, before it becomes a report.
@@ -40,8 +51,46 @@ struct SideKey {
 type Opened = Result<Arc<dyn Backend>, String>;
 type FixtureSlot = OnceLock<Result<Arc<LoadedFixture>, FixtureError>>;
 
-pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
-    let started = Instant::now();
+/// Every side a plan's runnable cells need, computed once each, with the
+/// backends and fixtures they came from.
+pub struct Computed {
+    backends: HashMap<(usize, String), Opened>,
+    fixtures: HashMap<(usize, String), FixtureSlot>,
+    sides: HashMap<SideKey, (Result<SideOutput, String>, f64)>,
+}
+
+impl Computed {
+    /// The backend `name` of gate `gate` as opened (`Err`: why it could not be).
+    pub fn backend(&self, gate: usize, name: &str) -> &Opened {
+        &self.backends[&(gate, name.to_string())]
+    }
+
+    /// A computed side; `None` when no runnable cell needed it.
+    pub fn side(&self, cell: &CellPlan, backend: &str) -> Option<&Result<SideOutput, String>> {
+        let key = SideKey {
+            gate: cell.gate,
+            backend: backend.to_string(),
+            feature: cell.feature.name.clone(),
+            fixture: cell.fixture.clone(),
+        };
+        self.sides.get(&key).map(|(r, _)| r)
+    }
+
+    /// A fixture as it was read (`None`: no side read it).
+    pub fn fixture(&self, gate: usize, name: &str) -> Option<&Result<Arc<LoadedFixture>, FixtureError>> {
+        self.fixtures.get(&(gate, name.to_string())).and_then(OnceLock::get)
+    }
+
+    /// `Ok` when both sides of `cell` could be computed; otherwise the
+    /// status and note the cell gets.
+    pub fn readiness(&self, plan: &Plan, cell: &CellPlan) -> Result<(), (Status, String)> {
+        readiness(plan, &self.backends, cell)
+    }
+}
+
+/// Opens the plan's backends and computes every side its runnable cells
+/// need, in parallel, reading each fixture once.
+pub fn compute(plan: &Plan, options: &RunOptions) -> Computed {
     let fixtures: HashMap<(usize, String), FixtureSlot> =
         plan.cells.iter().map(|c| ((c.gate, c.fixture.clone()), OnceLock::new())).collect();
     // Read the fixtures while the backends open: a GPU backend's loader and
@@ -49,7 +98,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
     let backends = std::thread::scope(|scope| {
         scope.spawn(|| {
             for ((gate, name), slot) in &fixtures {
-                slot.get_or_init(|| load_fixture(find_fixture(&plan.gates[*gate], name)));
+                slot.get_or_init(|| load_fixture(find_fixture(&plan.gates[*gate], name), options.max_frames));
             }
         });
         open_backends(plan, &options.open)
@@ -71,7 +120,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
     }
     let needed: Vec<SideKey> = needed.into_iter().collect();
 
-    let bar = progress_bar(options.progress, &needed, plan, &backends);
+    let bar = progress_bar(options.progress, &needed, plan, &backends, options.max_frames);
     let sides: HashMap<SideKey, (Result<SideOutput, String>, f64)> = needed
         .par_iter()
         .map(|key| {
@@ -80,7 +129,7 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
             let feature = gate.features.iter().find(|f| f.name == key.feature).expect("planned feature");
             let backend = backends[&(key.gate, key.backend.clone())].as_ref().expect("ready backend");
             let slot = &fixtures[&(key.gate, key.fixture.clone())];
-            let load = || slot.get_or_init(|| load_fixture(fixture)).clone();
+            let load = || slot.get_or_init(|| load_fixture(fixture, options.max_frames)).clone();
             let on_frame = || bar.inc(1);
             let t0 = Instant::now();
             let request = SideRequest { feature, fixture, frames: &load, on_frame: &on_frame };
@@ -89,9 +138,16 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
         })
         .collect();
     bar.finish_and_clear();
+    Computed { backends, fixtures, sides }
+}
 
-    let cells = plan.cells.iter().map(|cell| assemble(plan, &backends, &sides, cell)).collect();
-    let mut timing_sides: Vec<SideTiming> = sides
+pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
+    let started = Instant::now();
+    let computed = compute(plan, options);
+    let lookup = ArchLookup::new(&computed.backends, &options.arch_ids);
+    let cells = plan.cells.iter().map(|cell| assemble(plan, &computed, &lookup, options, cell)).collect();
+    let mut timing_sides: Vec<SideTiming> = computed
+        .sides
         .iter()
         .map(|(k, (r, secs))| SideTiming {
             backend: k.backend.clone(),
@@ -105,7 +161,79 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
     Outcome {
         cells,
         timing: Timing { wall_seconds: started.elapsed().as_secs_f64(), sides: timing_sides },
-        warnings: Vec::new(),
+        warnings: lookup.warnings,
+    }
+}
+
+/// The arch_id each GPU backend's calibration lookup uses: the one its
+/// device reports, or `--arch-id`'s. An override that differs from the
+/// detected id is used (the operator asked for it) but never silently: a
+/// warning goes into the report and every affected cell records both ids.
+struct ArchLookup {
+    /// (gate, backend) → (detected, used) for overridden GPU backends.
+    overridden: HashMap<(usize, String), (String, String)>,
+    warnings: Vec<String>,
+}
+
+impl ArchLookup {
+    fn new(backends: &HashMap<(usize, String), Opened>, arch_ids: &BTreeMap<String, String>) -> Self {
+        let mut overridden = HashMap::new();
+        let mut warnings: Vec<String> = Vec::new();
+        let mut keys: Vec<&(usize, String)> = backends.keys().collect();
+        keys.sort();
+        for key in keys {
+            let Some(id) = arch_ids.get(&key.1) else { continue };
+            let warning = match &backends[key] {
+                Ok(b) if b.device().kind == DeviceKind::Gpu => {
+                    let detected = b.device().arch_id.clone();
+                    overridden.insert(key.clone(), (detected.clone(), id.clone()));
+                    (detected != *id).then(|| {
+                        format!(
+                            "--arch-id {}={id} contradicts the detected device {} ({detected}): cells of {} look up \
+                             calibration for {id}, not for the device that computed them",
+                            key.1,
+                            b.device().name,
+                            key.1
+                        )
+                    })
+                }
+                Ok(b) => Some(format!(
+                    "--arch-id {}={id}: {} is not a GPU backend; the override was not used",
+                    key.1,
+                    b.kind().as_str()
+                )),
+                Err(reason) => Some(format!(
+                    "--arch-id {}={id}: {} is unavailable ({reason}); the override was not used",
+                    key.1, key.1
+                )),
+            };
+            if let Some(w) = warning
+                && !warnings.contains(&w)
+            {
+                warnings.push(w);
+            }
+        }
+        ArchLookup { overridden, warnings }
+    }
+
+    /// The arch_id to look `device` (a side of a cell of `gate`) up by.
+    fn id(&self, gate: usize, device: &DeviceInfo) -> String {
+        match self.overridden.get(&(gate, device.backend.clone())) {
+            Some((_, used)) => used.clone(),
+            None => device.arch_id.clone(),
+        }
+    }
+
+    fn overrides(&self, gate: usize, names: [&String; 2]) -> Vec<ArchOverride> {
+        let mut out: Vec<ArchOverride> = Vec::new();
+        for name in names {
+            if let Some((detected, used)) = self.overridden.get(&(gate, name.clone()))
+                && !out.iter().any(|o| o.backend == *name)
+            {
+                out.push(ArchOverride { backend: name.clone(), detected: detected.clone(), used: used.clone() });
+            }
+        }
+        out
     }
 }
 
@@ -163,9 +291,10 @@ fn find_fixture<'a>(gate: &'a ResolvedGate, name: &str) -> &'a ResolvedFixture {
     gate.fixtures.iter().find(|f| f.name == name).expect("planned fixture")
 }
 
-fn load_fixture(fixture: &ResolvedFixture) -> Result<Arc<LoadedFixture>, FixtureError> {
-    let loaded = LoadedFixture::load(&fixture.reference, &fixture.distorted, None)?;
-    if let Some(expected) = fixture.expected_frames
+fn load_fixture(fixture: &ResolvedFixture, max_frames: Option<usize>) -> Result<Arc<LoadedFixture>, FixtureError> {
+    let loaded = LoadedFixture::load(&fixture.reference, &fixture.distorted, max_frames)?;
+    if let Some(declared) = fixture.expected_frames
+        && let expected = max_frames.map_or(declared, |m| declared.min(m))
         && expected != loaded.frames()
     {
         return Err(FixtureError::UnexpectedFrameCount { expected, actual: loaded.frames() });
@@ -179,6 +308,7 @@ fn progress_bar(
     sides: &[SideKey],
     plan: &Plan,
     backends: &HashMap<(usize, String), Opened>,
+    max_frames: Option<usize>,
 ) -> ProgressBar {
     if !visible {
         return ProgressBar::hidden();
@@ -188,7 +318,9 @@ fn progress_bar(
         .filter(|k| {
             backends[&(k.gate, k.backend.clone())].as_ref().is_ok_and(|b| b.device().kind != DeviceKind::Recorded)
         })
-        .map(|k| estimate_frames(find_fixture(&plan.gates[k.gate], &k.fixture)) as u64)
+        .map(|k| {
+            estimate_frames(find_fixture(&plan.gates[k.gate], &k.fixture)).min(max_frames.unwrap_or(usize::MAX)) as u64
+        })
         .sum();
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     bar.set_style(
@@ -210,9 +342,10 @@ fn estimate_frames(fixture: &ResolvedFixture) -> usize {
 }
 
 /// The tolerance of a cell: the pair's own, else the feature's default as
-/// the calibration table adjusts it for each GPU side's arch_id (the looser
-/// of two GPU sides decides).
-pub fn decide_tolerance(gate: &ResolvedGate, cell: &CellPlan, devices: [Option<&DeviceInfo>; 2]) -> Tolerance {
+/// the calibration table adjusts it for the arch_id of each GPU side
+/// (`gpu_arch_ids`: detected, or `--arch-id`'s; the looser of two GPU sides
+/// decides).
+pub fn decide_tolerance(gate: &ResolvedGate, cell: &CellPlan, gpu_arch_ids: &[String]) -> Tolerance {
     if let Some(t) = &cell.pair_tolerance {
         return Tolerance { abs: t.abs, source: format!("pair:{}-vs-{}", cell.a, cell.b) };
     }
@@ -220,11 +353,9 @@ pub fn decide_tolerance(gate: &ResolvedGate, cell: &CellPlan, devices: [Option<&
     let Some((_, table)) = &gate.calibration else {
         return default;
     };
-    devices
-        .into_iter()
-        .flatten()
-        .filter(|d| d.kind == DeviceKind::Gpu)
-        .map(|d| table.lookup(&d.arch_id, &cell.feature.name, cell.feature.tolerance))
+    gpu_arch_ids
+        .iter()
+        .map(|id| table.lookup(id, &cell.feature.name, cell.feature.tolerance))
         .fold(None, |best: Option<Tolerance>, t| match best {
             Some(b) if b.abs >= t.abs => Some(b),
             _ => Some(t),
@@ -234,7 +365,7 @@ pub fn decide_tolerance(gate: &ResolvedGate, cell: &CellPlan, devices: [Option<&
 
 /// A GPU side must have run on the device its backend was opened on, and
 /// must have dispatched kernels there (ADR-0176 errata: never CPU twice).
-fn check_provenance(backend: &dyn Backend, out: &SideOutput) -> Result<(), String> {
+pub(crate) fn check_provenance(backend: &dyn Backend, out: &SideOutput) -> Result<(), String> {
     if !backend.kind().is_gpu() {
         return Ok(());
     }
@@ -254,12 +385,7 @@ fn check_provenance(backend: &dyn Backend, out: &SideOutput) -> Result<(), Strin
     }
 }
 
-fn assemble(
-    plan: &Plan,
-    backends: &HashMap<(usize, String), Opened>,
-    sides: &HashMap<SideKey, (Result<SideOutput, String>, f64)>,
-    cell: &CellPlan,
-) -> Cell {
+fn assemble(plan: &Plan, computed: &Computed, lookup: &ArchLookup, options: &RunOptions, cell: &CellPlan) -> Cell {
     let gate = &plan.gates[cell.gate];
     let mut out = Cell {
         id: cell.id(&plan.gates),
@@ -281,27 +407,27 @@ fn assemble(
         per_metric: BTreeMap::new(),
         device_a: None,
         device_b: None,
+        arch_overrides: lookup.overrides(cell.gate, [&cell.a, &cell.b]),
         worst_series: None,
+        calibrated: None,
     };
-    let backend_of = |name: &String| backends[&(cell.gate, name.clone())].as_ref().ok();
+    let backend_of = |name: &String| computed.backend(cell.gate, name).as_ref().ok();
     out.device_a = backend_of(&cell.a).map(|b| b.device().clone());
     out.device_b = backend_of(&cell.b).map(|b| b.device().clone());
-    let tolerance = decide_tolerance(gate, cell, [out.device_a.as_ref(), out.device_b.as_ref()]);
+    let gpu_ids: Vec<String> = [&out.device_a, &out.device_b]
+        .into_iter()
+        .flatten()
+        .filter(|d| d.kind == DeviceKind::Gpu)
+        .map(|d| lookup.id(cell.gate, d))
+        .collect();
+    let tolerance = decide_tolerance(gate, cell, &gpu_ids);
     (out.tolerance_abs, out.tolerance_source) = (tolerance.abs, tolerance.source);
 
-    if let Err((status, note)) = readiness(plan, backends, cell) {
+    if let Err((status, note)) = computed.readiness(plan, cell) {
         (out.status, out.note) = (status, note);
         return out;
     }
-    let side = |name: &String| {
-        let key = SideKey {
-            gate: cell.gate,
-            backend: name.clone(),
-            feature: cell.feature.name.clone(),
-            fixture: cell.fixture.clone(),
-        };
-        &sides[&key].0
-    };
+    let side = |name: &String| computed.side(cell, name).expect("a runnable cell's sides were computed");
     let (a, b) = match (side(&cell.a), side(&cell.b)) {
         (Ok(a), Ok(b)) => (a, b),
         (ra, rb) => {
@@ -336,36 +462,121 @@ fn assemble(
         return out;
     }
     out.n_frames = Some(a.frames);
-    let padded = |s: &[f64]| -> Vec<f64> {
-        let mut v = s.to_vec();
-        v.resize(a.frames, f64::NAN);
-        v
+
+    // The offset tier: GPU sides get their fitted offsets, the reference
+    // (CPU, recorded, external) never does.
+    let mut notes = Vec::new();
+    let (block, calibrated_scores) = match &options.offsets {
+        Some(offsets) if [a, b].iter().any(|o| o.device.kind == DeviceKind::Gpu) => {
+            let mut block = Calibrated::new(offsets.file());
+            let [sa, sb] = [(&cell.a, a), (&cell.b, b)].map(|(name, output)| {
+                calibrate_side(offsets, lookup.id(cell.gate, &output.device), name, cell, output, &mut block)
+            });
+            (Some(block), Some((sa, sb)))
+        }
+        _ => (None, None),
     };
+    let (scores_a, scores_b) = match &calibrated_scores {
+        Some((sa, sb)) => (sa, sb),
+        None => (&a.scores, &b.scores),
+    };
+    let compared = compare(cell, scores_a, scores_b, a.frames, tolerance.abs);
+    if let Some(mut block) = block {
+        let raw = compare(cell, &a.scores, &b.scores, a.frames, tolerance.abs);
+        block.status_raw = raw.status();
+        block.per_metric_max_abs_diff_raw = raw.per_metric.iter().map(|(k, d)| (k.clone(), d.max_abs_diff)).collect();
+        block.per_metric_mismatches_raw = raw.per_metric.iter().map(|(k, d)| (k.clone(), d.mismatches)).collect();
+        if !block.missing.is_empty() {
+            notes.push(format!(
+                "no fitted offset in {} for {}: raw scores compared there",
+                block.offsets_file,
+                block.missing.join("; ")
+            ));
+        }
+        out.calibrated = Some(block);
+    }
+    out.status = compared.status();
+    notes.extend(compared.notes);
+    if let Some(metric) = &compared.worst {
+        let (va, vb) = (padded(scores_a, metric, a.frames), padded(scores_b, metric, a.frames));
+        out.worst_series = Some(Series { metric: metric.to_string(), abs_diff: abs_diff_series(&va, &vb) });
+    }
+    out.note = notes.join("; ");
+    for (metric, d) in compared.per_metric {
+        out.per_metric_max_abs_diff.insert(metric.clone(), d.max_abs_diff);
+        out.per_metric_mismatches.insert(metric.clone(), d.mismatches);
+        out.per_metric.insert(metric, d);
+    }
+    out
+}
+
+/// A GPU side's scores with its fitted offsets added (matched by the
+/// lookup arch_id, the backend's name, the feature and the metric); other
+/// sides unchanged. Records what was applied, and what had no offset.
+fn calibrate_side(
+    offsets: &Offsets,
+    arch_id: String,
+    name: &str,
+    cell: &CellPlan,
+    output: &SideOutput,
+    block: &mut Calibrated,
+) -> Scores {
+    let mut scores = output.scores.clone();
+    if output.device.kind != DeviceKind::Gpu {
+        return scores;
+    }
+    let mut missing = Vec::new();
+    for metric in &cell.feature.metrics {
+        match offsets.get(&arch_id, name, &cell.feature.name, metric) {
+            Some(applied) => {
+                scores.offset(metric, applied.offset);
+                block.offsets.entry(name.to_string()).or_default().insert(metric.clone(), applied.clone());
+            }
+            None => missing.push(metric.as_str()),
+        }
+    }
+    if !missing.is_empty() {
+        block.missing.push(format!("{name} on {arch_id} ({})", missing.join(", ")));
+    }
+    scores
+}
+
+/// The per-metric diffs of two sides' scores.
+struct Compared {
+    per_metric: BTreeMap<String, crate::report::model::MetricDiff>,
+    /// The metric with the most mismatches (then the largest |Δ|), if any.
+    worst: Option<String>,
+    notes: Vec<String>,
+}
+
+impl Compared {
+    fn status(&self) -> Status {
+        if self.worst.is_some() { Status::Fail } else { Status::Ok }
+    }
+}
+
+fn padded(scores: &Scores, metric: &str, frames: usize) -> Vec<f64> {
+    let mut v = scores.get(metric).expect("checked: every side produced every metric").to_vec();
+    v.resize(frames, f64::NAN);
+    v
+}
+
+fn compare(cell: &CellPlan, a: &Scores, b: &Scores, frames: usize, tolerance: f64) -> Compared {
     let mut worst: Option<(usize, f64, &str)> = None;
     let mut notes = Vec::new();
+    let mut per_metric = BTreeMap::new();
     for metric in &cell.feature.metrics {
-        let (va, vb) = (padded(a.scores.get(metric).expect("checked")), padded(b.scores.get(metric).expect("checked")));
-        let d = diff_metric(&va, &vb, tolerance.abs);
+        let d = diff_metric(&padded(a, metric, frames), &padded(b, metric, frames), tolerance);
         if d.mismatches > 0 {
             let rank = (d.mismatches, d.max_abs_diff.unwrap_or(f64::INFINITY));
             if worst.is_none_or(|(m, x, _)| (rank.0, rank.1) > (m, x)) {
                 worst = Some((rank.0, rank.1, metric));
             }
-            notes.push(mismatch_note(metric, &d, a.frames, tolerance.abs));
+            notes.push(mismatch_note(metric, &d, frames, tolerance));
         }
-        out.per_metric_max_abs_diff.insert(metric.clone(), d.max_abs_diff);
-        out.per_metric_mismatches.insert(metric.clone(), d.mismatches);
-        out.per_metric.insert(metric.clone(), d);
+        per_metric.insert(metric.clone(), d);
     }
-    if let Some((_, _, metric)) = worst {
-        out.status = Status::Fail;
-        out.note = notes.join("; ");
-        let (va, vb) = (padded(a.scores.get(metric).expect("checked")), padded(b.scores.get(metric).expect("checked")));
-        out.worst_series = Some(Series { metric: metric.to_string(), abs_diff: abs_diff_series(&va, &vb) });
-    } else {
-        out.status = Status::Ok;
-    }
-    out
+    Compared { per_metric, worst: worst.map(|(_, _, m)| m.to_string()), notes }
 }
 
 fn mismatch_note(metric: &str, d: &crate::report::model::MetricDiff, frames: usize, tol: f64) -> String {

@@ -5,6 +5,6 @@ pub mod execute;
 pub mod plan;
 pub mod shard;
 
-pub use execute::{Outcome, RunOptions, execute};
+pub use execute::{Computed, Outcome, RunOptions, compute, execute};
 pub use plan::{CellPlan, Filters, Plan, plan};
 pub use shard::ShardSpec;

@@ -17,7 +17,8 @@ pub fn under_github_actions() -> bool {
     std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
-/// One `::error` line per FAIL/ERROR cell, at most [`MAX`] lines.
+/// One `::error` line per FAIL/ERROR cell, at most [`MAX`] lines, then a
+/// `::warning` line per run-wide warning.
 pub fn for_report(report: &Report) -> Vec<String> {
     let problems: Vec<&Cell> =
         report.cells.iter().filter(|c| matches!(c.status, Status::Fail | Status::Error)).collect();
@@ -40,6 +41,8 @@ pub fn for_report(report: &Report) -> Vec<String> {
             ))
         ));
     }
+    // Run-wide warnings (an --arch-id that contradicts the device, ...).
+    out.extend(report.warnings.iter().map(|w| format!("::warning title=ulpgate warning::{}", escape_data(w))));
     out
 }
 

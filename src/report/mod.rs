@@ -12,7 +12,7 @@ pub mod write;
 
 use crate::gate::{Outcome, Plan};
 use anyhow::{Context, bail};
-use model::{GateRef, Report, SCHEMA_VERSION, Summary, Tool};
+use model::{GateRef, READABLE_VERSIONS, Report, SCHEMA_VERSION, Summary, Tool};
 use std::path::Path;
 
 /// Builds the report of a run.
@@ -56,10 +56,11 @@ pub fn read(path: &Path) -> anyhow::Result<Report> {
     let doc: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{} is not a ulpgate report: not JSON", path.display()))?;
     match doc.get("schema_version").and_then(serde_json::Value::as_u64) {
-        Some(v) if v == u64::from(SCHEMA_VERSION) => {}
+        Some(v) if READABLE_VERSIONS.iter().any(|&r| u64::from(r) == v) => {}
         Some(v) => bail!(
-            "{} is a report of schema_version {v}; this ulpgate reads schema_version {SCHEMA_VERSION}",
-            path.display()
+            "{} is a report of schema_version {v}; this ulpgate reads schema_version {}",
+            path.display(),
+            READABLE_VERSIONS.map(|r| r.to_string()).join(" and ")
         ),
         None => bail!("{} is not a ulpgate report: no schema_version", path.display()),
     }

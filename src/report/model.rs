@@ -8,7 +8,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-pub const SCHEMA_VERSION: u32 = 1;
+/// 2 added `Cell.arch_overrides` and `Cell.calibrated` (both optional:
+/// version 1 reports read as version 2 ones without them).
+pub const SCHEMA_VERSION: u32 = 2;
+
+/// The report versions [`crate::report::read`] accepts.
+pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
@@ -37,7 +42,7 @@ impl Status {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Report {
-    #[schemars(extend("const" = 1))]
+    #[schemars(extend("const" = 2))]
     pub schema_version: u32,
     pub tool: Tool,
     pub gates: Vec<GateRef>,
@@ -50,6 +55,8 @@ pub struct Report {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<Shard>,
     pub cells: Vec<Cell>,
+    /// What a reader must know about the run as a whole (an `--arch-id`
+    /// that contradicts the detected device, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
     /// Wall-clock figures: the only part that differs between identical runs.
@@ -165,9 +172,72 @@ pub struct Cell {
     pub device_a: Option<DeviceInfo>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device_b: Option<DeviceInfo>,
+    /// `--arch-id` overrides of this cell's GPU sides: the id the device
+    /// reported and the one the calibration lookup used instead.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arch_overrides: Vec<ArchOverride>,
     /// Per-frame |a − b| of the worst metric, for FAIL cells (charts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worst_series: Option<Series>,
+    /// Set under `run --gpu-calibrated` for cells with a GPU side: the
+    /// offsets added to GPU scores, and the raw (uncalibrated) diffs. The
+    /// cell's own diffs and status are then those of the calibrated scores.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calibrated: Option<Calibrated>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArchOverride {
+    /// The backend name in the gate.
+    pub backend: String,
+    /// The arch_id its device reported.
+    pub detected: String,
+    /// The arch_id `--arch-id` gave, which the lookup used.
+    pub used: String,
+}
+
+/// The offset tier (ADR-0234 alternative (d)) as applied to one cell.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Calibrated {
+    /// The `calibrate fit --json-out` file the offsets came from.
+    pub offsets_file: String,
+    /// GPU backend → metric → the offset added to its every frame.
+    pub offsets: BTreeMap<String, BTreeMap<String, AppliedOffset>>,
+    /// GPU sides and metrics without a fitted offset in the file
+    /// (`backend on arch_id (metric, ...)`): compared raw.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing: Vec<String>,
+    /// What the cell's status would be on raw scores.
+    pub status_raw: Status,
+    /// Max |a − b| per metric on raw scores (the cell's own field holds the
+    /// calibrated one).
+    pub per_metric_max_abs_diff_raw: BTreeMap<String, Option<f64>>,
+    pub per_metric_mismatches_raw: BTreeMap<String, usize>,
+}
+
+impl Calibrated {
+    pub fn new(offsets_file: &str) -> Self {
+        Calibrated {
+            offsets_file: offsets_file.to_string(),
+            offsets: BTreeMap::new(),
+            missing: Vec::new(),
+            status_raw: Status::Ok,
+            per_metric_max_abs_diff_raw: BTreeMap::new(),
+            per_metric_mismatches_raw: BTreeMap::new(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AppliedOffset {
+    /// Added to the GPU score (cpu ≈ gpu + offset).
+    pub offset: f64,
+    /// The fit's ADR-0234 decision for this (arch, backend, feature,
+    /// metric): `bit-exact`, `offset`, `model` or `undetermined`.
+    pub decision: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -14,8 +14,8 @@ pub const STEP_SUMMARY: &str = include_str!("../../templates/step-summary.md.j2"
 /// The hidden marker a sticky PR comment is found by.
 pub const MARKER: &str = "<!-- ulpgate-report -->";
 
-/// Renders `report` with `template` (template source text).
-pub fn render(report: &Report, template: &str) -> Result<String> {
+/// A minijinja environment with the filters every template may use.
+pub(crate) fn environment() -> Environment<'static> {
     let mut env = Environment::new();
     env.set_syntax(SyntaxConfig::builder().trim_blocks(true).build().expect("valid syntax"));
     env.add_filter("icon", icon);
@@ -23,7 +23,15 @@ pub fn render(report: &Report, template: &str) -> Result<String> {
     env.add_filter("exact", exact);
     env.add_filter("md", md);
     env.add_filter("worst_diff", worst_diff);
+    env.add_filter("raw_worst_diff", raw_worst_diff);
     env.add_filter("chart", chart);
+    env.add_filter("offsets_of", offsets_of);
+    env
+}
+
+/// Renders `report` with `template` (template source text).
+pub fn render(report: &Report, template: &str) -> Result<String> {
+    let mut env = environment();
     env.add_template("report", template).context("the template does not parse")?;
     let problems: Vec<&Cell> =
         report.cells.iter().filter(|c| matches!(c.status, Status::Fail | Status::Error)).collect();
@@ -34,8 +42,15 @@ pub fn render(report: &Report, template: &str) -> Result<String> {
         }
     }
     let tmpl = env.get_template("report")?;
+    let calibrated = report.cells.iter().any(|c| c.calibrated.is_some());
     let out = tmpl
-        .render(context! { report => Serde(report), problems => Serde(problems), devices => Serde(devices), marker => MARKER })
+        .render(context! {
+            report => Serde(report),
+            problems => Serde(problems),
+            devices => Serde(devices),
+            marker => MARKER,
+            calibrated => calibrated,
+        })
         .context("rendering the template failed")?;
     Ok(out)
 }
@@ -79,7 +94,46 @@ fn md(s: String) -> String {
 
 /// The largest max |Δ| over a cell's metrics.
 fn worst_diff(cell: Value) -> String {
-    let Ok(per) = cell.get_attr("per_metric_max_abs_diff") else {
+    largest(cell.get_attr("per_metric_max_abs_diff").ok())
+}
+
+/// The offsets a `--gpu-calibrated` cell added for `metric`, per GPU side:
+/// `vulkan +1.2e-7 (offset)`, or `none` when no side had one.
+fn offsets_of(cell: Value, metric: String) -> String {
+    let Ok(per_backend) = cell.get_attr("calibrated").and_then(|c| c.get_attr("offsets")) else {
+        return "—".into();
+    };
+    let Ok(backends) = per_backend.try_iter() else {
+        return "—".into();
+    };
+    let mut parts = Vec::new();
+    for backend in backends {
+        let Some(applied) =
+            per_backend.get_item(&backend).ok().and_then(|m| m.get_item(&Value::from(metric.as_str())).ok())
+        else {
+            continue;
+        };
+        if applied.is_undefined() || applied.is_none() {
+            continue;
+        }
+        let offset = applied.get_attr("offset").ok().and_then(|v| f64::try_from(v).ok());
+        let decision = applied.get_attr("decision").map(|d| d.to_string()).unwrap_or_default();
+        match offset {
+            Some(0.0) => parts.push(format!("{backend} 0 ({decision})")),
+            Some(o) => parts.push(format!("{backend} {o:+.2e} ({decision})")),
+            None => {}
+        }
+    }
+    if parts.is_empty() { "none".into() } else { parts.join("; ") }
+}
+
+/// The largest raw (uncalibrated) max |Δ| of a `--gpu-calibrated` cell.
+fn raw_worst_diff(cell: Value) -> String {
+    largest(cell.get_attr("calibrated").ok().and_then(|c| c.get_attr("per_metric_max_abs_diff_raw").ok()))
+}
+
+fn largest(per: Option<Value>) -> String {
+    let Some(per) = per.filter(|p| !p.is_none() && !p.is_undefined()) else {
         return "—".into();
     };
     let Ok(iter) = per.try_iter() else {

@@ -3,6 +3,7 @@
 //! GitHub workflows. One test binary, so the suite links once.
 
 mod annotations;
+mod calibrate;
 mod common;
 mod external;
 mod gates;
