@@ -22,8 +22,10 @@ pub struct Region {
     pub len: usize,
 }
 
-/// Smallest chunk allocated: one 1080p 4:2:0 frame fits with room to spare.
-pub const MIN_CHUNK: usize = 8 << 20;
+/// Smallest chunk allocated. Larger uploads get a chunk of their own size,
+/// once per stream; small fixtures stay cheap to start (pinned memory is
+/// slow to allocate: a stream should not pin megabytes it never uses).
+pub const MIN_CHUNK: usize = 1 << 20;
 const ALIGN: usize = 256;
 
 pub struct Staging<C: HostChunk> {

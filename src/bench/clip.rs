@@ -228,7 +228,7 @@ fn measure(
                 // The engine `run` uses: several threads, each reading frames
                 // straight into its pinned staging, frames in flight on each.
                 Some(pair) if !imp.temporal => {
-                    let threads = options.threads.unwrap_or_else(|| worker_threads(backend.device()));
+                    let threads = options.threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
                     t.threads = threads;
                     let warm_up = Looped { inner: &pair, frames: threads * IN_FLIGHT * 2 };
                     score_parallel(&make, &warm_up, threads, &|| {})?;

@@ -101,6 +101,9 @@ pub struct CudaGpu {
     nvrtc_version: (i32, i32),
     cache: DiskCache,
     ctx: OnceLock<Arc<Ctx>>,
+    /// Serialises the context's creation: workers arriving together wait
+    /// for one retain instead of each making their own.
+    creating: Mutex<()>,
     modules: Mutex<HashMap<&'static str, Arc<Module>>>,
 }
 
@@ -112,20 +115,33 @@ impl CudaGpu {
             nvrtc_version,
             cache: DiskCache::user(),
             ctx: OnceLock::new(),
+            creating: Mutex::new(()),
             modules: Mutex::new(HashMap::new()),
         }
     }
 
-    /// The context, bound to this thread; created on first use so opening
-    /// the backend costs no context when none of its cells runs.
+    /// Starts creating the context on a background thread. The driver
+    /// takes about 0.1 s for it (an H200, persistence mode off); begun when
+    /// the backend opens, it overlaps reading fixtures and CPU work instead
+    /// of delaying the first CUDA side. A failure here is reported again,
+    /// in place, by the first real use.
+    pub fn warm_up(self: &Arc<Self>) {
+        let gpu = self.clone();
+        std::thread::spawn(move || {
+            let _ = gpu.ctx();
+        });
+    }
+
+    /// The context, bound to this thread, created once.
     fn ctx(&self) -> Result<&Arc<Ctx>> {
-        let ctx = match self.ctx.get() {
-            Some(c) => c,
-            None => {
+        if self.ctx.get().is_none() {
+            let _creating = self.creating.lock().map_err(|_| anyhow!("CUDA context creation poisoned"))?;
+            if self.ctx.get().is_none() {
                 let c = timed("primary context retained", || Ctx::retain(self.device.raw))?;
-                self.ctx.get_or_init(|| c)
+                let _ = self.ctx.set(c);
             }
-        };
+        }
+        let ctx = self.ctx.get().ok_or_else(|| anyhow!("no CUDA context"))?;
         ctx.bind()?;
         Ok(ctx)
     }

@@ -98,8 +98,8 @@ pub fn enumerate() -> Result<Vec<DeviceInfo>, String> {
     })
 }
 
-/// Opens the selected device (see the module docs). No context is made
-/// until the first buffer, kernel or stream.
+/// Opens the selected device (see the module docs) and starts creating its
+/// context in the background.
 pub fn open(selector: Option<&DeviceSelector>) -> Result<Arc<dyn Gpu>, String> {
     init()?;
     guard(|| {
@@ -111,7 +111,9 @@ pub fn open(selector: Option<&DeviceSelector>) -> Result<Arc<dyn Gpu>, String> {
             .collect::<anyhow::Result<Vec<_>>>()
             .map_err(|e| format!("{e:#}"))?;
         let chosen = select(&infos, selector)?;
-        Ok(Arc::new(CudaGpu::new(devices[chosen], infos[chosen].clone(), nvrtc)) as Arc<dyn Gpu>)
+        let gpu = Arc::new(CudaGpu::new(devices[chosen], infos[chosen].clone(), nvrtc));
+        gpu.warm_up();
+        Ok(gpu as Arc<dyn Gpu>)
     })
 }
 
