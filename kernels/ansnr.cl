@@ -1,8 +1,9 @@
 /*
- * ansnr family: `float_ansnr` (contract: ANSNR_FILTER_ROWS in
- * src/features/ansnr.rs). Float arithmetic in exactly the CPU reference's
- * order (src/features/ansnr.rs `filter2d`, `signal_noise`), every operation
- * rounded on its own (ADD_RN/MUL_RN, no FMA), so results are bit-identical.
+ * ansnr family: `float_ansnr` (contracts: ANSNR_FILTER_ROWS and
+ * ANSNR_ROW_GROUPS in src/features/ansnr.rs). Float arithmetic in exactly
+ * the CPU reference's order (src/features/ansnr.rs `filter2d`,
+ * `signal_noise`), every operation rounded on its own (ADD_RN/MUL_RN, no
+ * FMA), so results are bit-identical.
  */
 #include "ulp.h"
 
@@ -63,4 +64,133 @@ KERNEL ansnr_filter_rows(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLO
     }
     rows[2 * y] = sig;
     rows[2 * y + 1] = noise;
+}
+
+/* ---------------------------------------------------------------------
+ * ansnr_row_groups: the same contract as ansnr_filter_rows, one work group
+ * per luma row (contract: ANSNR_ROW_GROUPS in src/features/ansnr.rs), for
+ * GPUs. The row is cut into chunks of ANSNR_CHUNK pixels; the group's
+ * work items filter a chunk's pixels in parallel, work item i taking pixels
+ * i, i + ANSNR_WG, ... (consecutive work items read consecutive samples:
+ * coalesced), and put each pixel's two energies in local memory; then work
+ * item 0 alone adds them to the row's sums in pixel order. Only the adds
+ * are sequential: each product is the same wherever it is computed, so the
+ * sums keep the CPU's bits.
+ * --------------------------------------------------------------------- */
+
+#define ANSNR_WG 128
+#define ANSNR_CHUNK 1024
+
+/* picture_copy's `v / scaler - 128`, with the division done as a multiply
+ * by `inv` = 1 / scaler: the contract's scaler is a power of two (every
+ * bit depth's is), so 1 / scaler is exact and so is v * inv, the very
+ * bits of v / scaler, without a correctly rounded division per sample. */
+FUNC float ansnr_scaled(GLOBAL const ulp_u8 *plane, int i, ulp_u32 bytes_per_sample, float inv)
+{
+    return SUB_RN(MUL_RN((float)ulp_sample(plane, (ulp_u32)i, bytes_per_sample), inv), 128.0f);
+}
+
+KERNEL ansnr_row_groups(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const float *taps,
+                        GLOBAL float *rows, ulp_u32 width, ulp_u32 height, ulp_u32 bytes_per_sample, float scaler)
+{
+    /* Each pixel's r * r and (r - d) * (r - d), for one chunk: 8 KiB. */
+    LOCAL float sig_px[ANSNR_CHUNK];
+    LOCAL float noise_px[ANSNR_CHUNK];
+    const ulp_u32 y = GROUP_ID(0);
+    const int lid = (int)LOCAL_ID(0);
+    if (y >= height)
+        return; /* uniform over the group */
+    const int w = (int)width, h = (int)height;
+    const float inv = DIV_RN(1.0f, scaler);
+
+    /* The first sample of each picture row the 5x5 window reads (rows
+     * y - 2 .. y + 2, mirrored); the 3x3 window reads the middle three. */
+    int row[5];
+#pragma unroll
+    for (int k = 0; k < 5; k++)
+        row[k] = ansnr_mirror((int)y - 2 + k, h) * w;
+
+    float sig = 0.0f, noise = 0.0f;
+    for (int base = 0; base < w; base += ANSNR_CHUNK) {
+        const int n = w - base < ANSNR_CHUNK ? w - base : ANSNR_CHUNK;
+        for (int i = lid; i < n; i += ANSNR_WG) {
+            const int x = base + i;
+            /* Columns x - 2 .. x + 2, mirrored. */
+            int col[5];
+#pragma unroll
+            for (int k = 0; k < 5; k++)
+                col[k] = ansnr_mirror(x - 2 + k, w);
+            /* ansnr_filter2d_s at (x, y), as ansnr_filter_at computes it:
+             * each filter row summed in f32, then the rows. */
+            float r = 0.0f;
+#pragma unroll
+            for (int fi = 0; fi < 3; fi++) {
+                float inner = 0.0f;
+#pragma unroll
+                for (int fj = 0; fj < 3; fj++)
+                    inner = ADD_RN(inner, MUL_RN(taps[fi * 3 + fj],
+                                                 ansnr_scaled(ref, row[fi + 1] + col[fj + 1], bytes_per_sample, inv)));
+                r = ADD_RN(r, inner);
+            }
+            float d = 0.0f;
+#pragma unroll
+            for (int fi = 0; fi < 5; fi++) {
+                float inner = 0.0f;
+#pragma unroll
+                for (int fj = 0; fj < 5; fj++)
+                    inner = ADD_RN(inner, MUL_RN(taps[9 + fi * 5 + fj],
+                                                 ansnr_scaled(dis, row[fi] + col[fj], bytes_per_sample, inv)));
+                d = ADD_RN(d, inner);
+            }
+            const float e = SUB_RN(r, d);
+            sig_px[i] = MUL_RN(r, r);
+            noise_px[i] = MUL_RN(e, e);
+        }
+        BARRIER(); /* the chunk is filled */
+        if (lid == 0) {
+            /* ansnr_mse_s's adds, in pixel order, eight pixels a step. The
+             * next step's energies are loaded before this step's adds, so
+             * local memory's latency hides behind the two chains of
+             * dependent adds, which alone set the pace. */
+            int i = 0;
+            if (n >= 8) {
+                float s[8], q[8];
+#pragma unroll
+                for (int k = 0; k < 8; k++) {
+                    s[k] = sig_px[k];
+                    q[k] = noise_px[k];
+                }
+                for (; i + 16 <= n; i += 8) {
+                    float s_next[8], q_next[8];
+#pragma unroll
+                    for (int k = 0; k < 8; k++) {
+                        s_next[k] = sig_px[i + 8 + k];
+                        q_next[k] = noise_px[i + 8 + k];
+                    }
+#pragma unroll
+                    for (int k = 0; k < 8; k++) {
+                        sig = ADD_RN(sig, s[k]);
+                        noise = ADD_RN(noise, q[k]);
+                        s[k] = s_next[k];
+                        q[k] = q_next[k];
+                    }
+                }
+#pragma unroll
+                for (int k = 0; k < 8; k++) {
+                    sig = ADD_RN(sig, s[k]);
+                    noise = ADD_RN(noise, q[k]);
+                }
+                i += 8;
+            }
+            for (; i < n; i++) {
+                sig = ADD_RN(sig, sig_px[i]);
+                noise = ADD_RN(noise, noise_px[i]);
+            }
+        }
+        BARRIER(); /* the sums have read the chunk: it may be refilled */
+    }
+    if (lid == 0) {
+        rows[2 * y] = sig;
+        rows[2 * y + 1] = noise;
+    }
 }

@@ -47,6 +47,46 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
 pub static ANSNR_FILTER_ROWS: KernelSpec =
     KernelSpec { name: "ansnr_filter_rows", family: "ansnr", workgroup: [64, 1, 1], buffers: 4, scalars: 4 };
 
+/// `ansnr_row_groups` (kernels/ansnr.cl, shaders/ansnr_row_groups.comp):
+/// the [`ANSNR_FILTER_ROWS`] contract (same buffers, scalars and results,
+/// bit for bit) with one work group of 128 per luma row, for GPUs: launch
+/// `[height, 1, 1]` groups; group `y` writes `rows[2y]` and `rows[2y + 1]`.
+/// The scaler must be a power of two, as every bit depth's is: the kernel
+/// computes `v / scaler` as `v * (1 / scaler)`, the same bits then, without
+/// a correctly rounded division per sample.
+///
+/// The group cuts its row into chunks of 1024 pixels. Its work items filter
+/// a chunk's pixels in parallel (work item `i` takes pixels `i`, `i + 128`,
+/// ...: consecutive work items read consecutive samples), each pixel exactly
+/// as [`filter2d`] does, and store `r * r` and `(r - d) * (r - d)` in local
+/// (CUDA: shared) memory, 2 x 4 KiB; after a barrier, work item 0 alone
+/// adds them to the row's sums in pixel order, carrying the sums from chunk
+/// to chunk, and a second barrier keeps the next chunk from overwriting what
+/// it has not read. Only the adds are sequential, and a product is the same
+/// wherever it is computed, so the row sums are [`signal_noise`]'s bits, at
+/// any width.
+///
+/// Why 128 and 1024: an NVIDIA SM holds at most 2048 threads, so with 256
+/// a group at most 8 groups fit, 1056 rows on a 132-SM H100/H200: 24 short
+/// of 1080, and a second wave for them. With 128, 9 groups a SM (at up to
+/// 56 registers a thread) hold every row of a 1080p frame at once, so one
+/// group's serial adds overlap other groups' filtering; 64 would fill each
+/// row in twice as many steps for nothing. A 1024-pixel chunk is 8 pixels a
+/// work item and 8 KiB a group, so local memory never limits how many
+/// groups an SM holds (16 x 8 KiB); a 1080p row takes two chunks.
+///
+/// The serial part is the floor: two chains of `width` dependent f32 adds,
+/// one per energy, run side by side. Work item 0 loads the next 8 pixels'
+/// energies before adding the current 8, so the loads' latency hides behind
+/// the adds; at about 4 cycles an add that is some 7,700 cycles (about 4 us
+/// at 1.98 GHz) for a 1920-pixel row, every row at once.
+///
+/// [`kernel_for`] runs it on devices that are not CPU implementations;
+/// `ULPGATE_ANSNR_KERNEL=groups` forces it anywhere (the tests run it on
+/// lavapipe and PoCL).
+pub static ANSNR_ROW_GROUPS: KernelSpec =
+    KernelSpec { name: "ansnr_row_groups", family: "ansnr", workgroup: [128, 1, 1], buffers: 4, scalars: 4 };
+
 struct AnsnrGpu {
     kernel: Kernel,
     geometry: Geometry,
