@@ -6,10 +6,13 @@
 use super::gpu::{GpuExtractor, GpuPipeline, floats, planes_bytes, upload_planes, word_buffer};
 use super::picture::{float_peak, float_plane_into, scaler};
 use super::{Extractor, FeatureImpl, check_known_options};
+use crate::backend::DeviceInfo;
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
-use anyhow::{Result, ensure};
+use anyhow::{Result, bail, ensure};
+use std::ffi::OsStr;
+use std::sync::Arc;
 
 pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     name: "float_ansnr",
@@ -23,10 +26,45 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     },
     gpu: Some(|gpu, geometry, options| {
         check_known_options("float_ansnr", options, &[])?;
-        let pipeline = AnsnrGpu { kernel: gpu.load_kernel(&ANSNR_FILTER_ROWS)?, geometry: *geometry };
-        GpuExtractor::boxed(gpu, pipeline)
+        let spec = kernel_for(gpu.device(), std::env::var_os(KERNEL_VAR).as_deref())?;
+        gpu_extractor(gpu, geometry, spec)
     }),
 };
+
+/// The GPU pipeline with a given kernel, [`ANSNR_FILTER_ROWS`] or
+/// [`ANSNR_ROW_GROUPS`] (the factory asks [`kernel_for`]; tests take both).
+pub fn gpu_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, spec: &'static KernelSpec) -> Result<Box<dyn Extractor>> {
+    ensure!(*spec == ANSNR_FILTER_ROWS || *spec == ANSNR_ROW_GROUPS, "{} is not a float_ansnr kernel", spec.name);
+    let pipeline = AnsnrGpu { kernel: gpu.load_kernel(spec)?, geometry: *geometry };
+    GpuExtractor::boxed(gpu, pipeline)
+}
+
+/// The environment variable that overrides which `float_ansnr` kernel runs:
+/// `rows` ([`ANSNR_FILTER_ROWS`]) or `groups` ([`ANSNR_ROW_GROUPS`]). A
+/// testing and diagnostic switch (both kernels give the same bits); unset or
+/// empty, [`kernel_for`] chooses by device type.
+pub const KERNEL_VAR: &str = "ULPGATE_ANSNR_KERNEL";
+
+/// The `float_ansnr` kernel for `device`: [`ANSNR_FILTER_ROWS`] on CPU
+/// implementations (`device_type` `cpu`: Mesa lavapipe, PoCL), where a
+/// work-group barrier costs microseconds and a thread walking its row with
+/// the windows in registers is fastest; [`ANSNR_ROW_GROUPS`] on everything
+/// else (GPUs), where one thread per row leaves the chip idle. `choice` is
+/// [`KERNEL_VAR`]'s value, which overrides the device type; anything but
+/// `rows`, `groups` or empty is an error.
+pub fn kernel_for(device: &DeviceInfo, choice: Option<&OsStr>) -> Result<&'static KernelSpec> {
+    match choice.map(|c| c.to_str()) {
+        None | Some(Some("")) => {
+            Ok(if device.device_type.as_deref() == Some("cpu") { &ANSNR_FILTER_ROWS } else { &ANSNR_ROW_GROUPS })
+        }
+        Some(Some("rows")) => Ok(&ANSNR_FILTER_ROWS),
+        Some(Some("groups")) => Ok(&ANSNR_ROW_GROUPS),
+        Some(_) => bail!(
+            "{KERNEL_VAR}={:?}: expected `rows` (ansnr_filter_rows) or `groups` (ansnr_row_groups), or unset",
+            choice.unwrap_or_default()
+        ),
+    }
+}
 
 /// `ansnr_filter_rows` (kernels/ansnr.cl, shaders/ansnr_filter_rows.comp):
 /// one thread per luma row `y < height`. For each pixel of the row, left to
@@ -127,6 +165,10 @@ impl GpuPipeline for AnsnrGpu {
 
     fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
         let (w, h) = self.geometry.plane_dims(0);
+        let row_groups = *self.kernel.spec == ANSNR_ROW_GROUPS;
+        let scaler = scaler(self.geometry.bit_depth);
+        // ansnr_row_groups multiplies by 1 / scaler: exact for powers of two only.
+        ensure!(!row_groups || scaler.to_bits() & 0x007f_ffff == 0, "ansnr_row_groups needs a power-of-two scaler");
         let args = [
             Arg::Buffer(&b.reference),
             Arg::Buffer(&b.distorted),
@@ -135,9 +177,11 @@ impl GpuPipeline for AnsnrGpu {
             Arg::U32(w as u32),
             Arg::U32(h as u32),
             Arg::U32(self.geometry.bytes_per_sample() as u32),
-            Arg::F32(scaler(self.geometry.bit_depth)),
+            Arg::F32(scaler),
         ];
-        stream.dispatch(&self.kernel, [groups_for(h, 64), 1, 1], &args)?;
+        // ansnr_filter_rows: a work item per row; ansnr_row_groups: a group.
+        let groups = if row_groups { h as u32 } else { groups_for(h, self.kernel.spec.workgroup[0]) };
+        stream.dispatch(&self.kernel, [groups, 1, 1], &args)?;
         stream.download(&b.rows, 0, h * 8)
     }
 
@@ -353,6 +397,45 @@ mod tests {
                     assert!(out.iter().zip(&slow).all(|(a, b)| a.to_bits() == b.to_bits()), "{w}x{h}, {width}x{width}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn cpu_drivers_run_the_row_walker_and_gpus_the_row_groups() {
+        let device = |device_type: Option<&str>| DeviceInfo {
+            backend: "vulkan".into(),
+            kind: crate::backend::DeviceKind::Gpu,
+            arch_id: "vulkan:0x10de:0x2335".into(),
+            name: "d".into(),
+            driver: None,
+            driver_version: None,
+            api_version: None,
+            device_type: device_type.map(Into::into),
+            pci_bus_id: None,
+        };
+        let (cpu, gpu, unknown) = (device(Some("cpu")), device(Some("discrete-gpu")), device(None));
+        let pick = |d: &DeviceInfo, v: Option<&str>| kernel_for(d, v.map(OsStr::new)).map(|s| s.name);
+        assert_eq!(pick(&cpu, None).unwrap(), "ansnr_filter_rows");
+        assert_eq!(pick(&cpu, Some("")).unwrap(), "ansnr_filter_rows");
+        assert_eq!(pick(&gpu, None).unwrap(), "ansnr_row_groups");
+        assert_eq!(pick(&unknown, None).unwrap(), "ansnr_row_groups");
+        // The variable overrides the device type, both ways.
+        assert_eq!(pick(&cpu, Some("groups")).unwrap(), "ansnr_row_groups");
+        assert_eq!(pick(&gpu, Some("rows")).unwrap(), "ansnr_filter_rows");
+        for bad in ["Groups", "row", " rows", "ansnr_row_groups"] {
+            let err = pick(&gpu, Some(bad)).unwrap_err().to_string();
+            assert!(err.contains(KERNEL_VAR) && err.contains("`rows`") && err.contains("`groups`"), "{err}");
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
+    }
+
+    #[test]
+    fn every_scaler_is_a_power_of_two() {
+        // ansnr_row_groups multiplies by 1 / scaler, the same bits only then.
+        for bit_depth in 8..=16 {
+            let s = scaler(bit_depth);
+            assert!(s >= 1.0 && s.to_bits() & 0x007f_ffff == 0, "{bit_depth}: {s}");
+            assert!((0..=u16::MAX).all(|v| f32::from(v) / s == f32::from(v) * (1.0 / s)));
         }
     }
 
