@@ -44,9 +44,15 @@ fn default_fixtures() -> Vec<String> {
 
 /// Runs a gate and returns (exit code, report JSON).
 fn run_gate(gate: &Path, args: &[&str]) -> (i32, Value) {
+    run_gate_with(gate, args, &[])
+}
+
+/// [`run_gate`] with environment variables set.
+fn run_gate_with(gate: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Value) {
     let out = gate.with_extension("json");
     let result = Command::cargo_bin("ulpgate")
         .expect("binary")
+        .envs(env.iter().copied())
         .arg("run")
         .arg(gate)
         .args(args)
@@ -96,6 +102,100 @@ fn opencl_matches_cpu_on_every_default_fixture() {
         assert!(cells.iter().any(|c| c["fixture"] == f.as_str()), "fixture {f} not run");
     }
     assert_eq!(code, 0);
+}
+
+/// The float_ansnr cells of the default gate again with `ansnr_row_groups`,
+/// the kernel GPUs run (PoCL, a CPU device, runs `ansnr_filter_rows` unless
+/// told otherwise): every fixture, every metric bit for bit.
+#[test]
+fn opencl_row_groups_match_cpu_on_every_default_fixture() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate =
+        default_gate_with(dir.path(), "opencl.yaml", &[("opencl: {required: false}", "opencl: {required: true}")]);
+    let args = ["--backends", "cpu,opencl", "--features", "float_ansnr"];
+    let (code, report) = run_gate_with(&gate, &args, &[("ULPGATE_ANSNR_KERNEL", "groups")]);
+    let cells = cells_of(&report, "opencl");
+    let fixtures = default_fixtures();
+    assert_eq!(cells.len(), fixtures.len());
+    for c in &cells {
+        assert_eq!(c["status"], "OK", "{}: {}", c["id"], c["note"]);
+        assert!(c["device_b"]["arch_id"].as_str().unwrap_or_default().starts_with("opencl:"));
+        let diffs = c["per_metric_max_abs_diff"].as_object().unwrap();
+        assert_eq!(diffs.len(), 2, "{}", c["id"]);
+        for (metric, diff) in diffs {
+            assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric} differs by {diff}", c["id"]);
+        }
+    }
+    assert_eq!(code, 0);
+}
+
+/// float_ansnr on rows narrower than a work group, wider than one chunk of
+/// `ansnr_row_groups` (1024 pixels, not a multiple of it or of the group's
+/// 128) and as wide as a synthetic fixture may be, on lavapipe and PoCL
+/// (both required), with each kernel and with the automatic choice: every
+/// metric bit for bit.
+#[test]
+fn both_ansnr_kernels_match_cpu_at_odd_and_wide_widths() {
+    let root = root();
+    let dir = tempfile::tempdir().unwrap();
+    let gate = dir.path().join("widths.yaml");
+    let text = format!(
+        r#"schema_version: 1
+name: ansnr-widths
+registry: {registry}
+calibration: {calibration}
+features: [float_ansnr]
+backends:
+  cpu: {{}}
+  vulkan: {{required: true, device: llvmpipe}}
+  opencl: {{required: true}}
+pairs:
+  - [cpu, vulkan]
+  - [cpu, opencl]
+fixtures:
+  - name: synthetic_37x21_8bit_420
+    synthetic: {{width: 37, height: 21, frames: 2, bit_depth: 8, chroma: "420", seed: 7}}
+  - name: synthetic_2100x16_10bit_444
+    synthetic: {{width: 2100, height: 16, frames: 2, bit_depth: 10, chroma: "444", seed: 8}}
+  - name: synthetic_8192x16_16bit_420
+    synthetic: {{width: 8192, height: 16, frames: 2, bit_depth: 16, chroma: "420", seed: 9}}
+"#,
+        registry = root.join("gates/features.yaml").display(),
+        calibration = root.join("calibration/gpu_ulp_calibration.yaml").display(),
+    );
+    std::fs::write(&gate, text).unwrap();
+    for kernel in ["rows", "groups", ""] {
+        let (code, report) = run_gate_with(&gate, &[], &[("ULPGATE_ANSNR_KERNEL", kernel)]);
+        let cells: Vec<&Value> = report["cells"].as_array().unwrap().iter().collect();
+        assert_eq!(cells.len(), 6, "{kernel:?}: 3 fixtures x (vulkan, opencl)");
+        for c in cells {
+            assert_eq!(c["status"], "OK", "{kernel:?}, {}: {}", c["id"], c["note"]);
+            for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
+                assert_eq!(diff.as_f64(), Some(0.0), "{kernel:?}, {}: {metric} differs by {diff}", c["id"]);
+            }
+        }
+        assert_eq!(code, 0, "{kernel:?}");
+    }
+}
+
+/// An `ULPGATE_ANSNR_KERNEL` that names no kernel is an ERROR naming the
+/// valid values, never a silent fallback to one of them.
+#[test]
+fn an_unknown_ansnr_kernel_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate =
+        default_gate_with(dir.path(), "opencl.yaml", &[("opencl: {required: false}", "opencl: {required: true}")]);
+    let args = ["--backends", "cpu,opencl", "--features", "float_ansnr", "--fixtures", "synthetic_176x144_8bit_422"];
+    let (code, report) = run_gate_with(&gate, &args, &[("ULPGATE_ANSNR_KERNEL", "fast")]);
+    assert_eq!(code, 2);
+    let cells = cells_of(&report, "opencl");
+    assert_eq!(cells.len(), 1);
+    let note = cells[0]["note"].as_str().unwrap();
+    assert_eq!(cells[0]["status"], "ERROR", "{note}");
+    assert!(
+        note.contains("ULPGATE_ANSNR_KERNEL=\"fast\"") && note.contains("`rows`") && note.contains("`groups`"),
+        "{note}"
+    );
 }
 
 #[test]

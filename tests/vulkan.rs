@@ -63,6 +63,36 @@ fn the_pr_gate_runs_cpu_vs_vulkan_on_lavapipe() {
     }
 }
 
+/// The PR gate's float_ansnr cells again with `ansnr_row_groups`, the
+/// kernel GPUs run (lavapipe, a CPU driver, runs `ansnr_filter_rows` unless
+/// told otherwise): every fixture, every metric bit for bit.
+#[test]
+fn the_row_groups_kernel_matches_the_cpu_on_lavapipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let out = ulpgate()
+        .env("ULPGATE_ANSNR_KERNEL", "groups")
+        .args(["run", "gates/pr-lavapipe.yaml", "--quiet", "--vulkan-device", "llvmpipe", "--features", "float_ansnr"])
+        .args(["--backends", "cpu,vulkan", "--json-out"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let r = report(&json);
+    let vulkan = cells(&r, "vulkan");
+    assert_eq!(vulkan.len(), 8, "float_ansnr on every fixture");
+    for c in vulkan {
+        assert_eq!(c["status"], "OK", "{c}");
+        assert!(c["device_b"]["arch_id"].as_str().unwrap().starts_with("vulkan:0x10005"));
+        let diffs = c["per_metric_max_abs_diff"].as_object().unwrap();
+        assert_eq!(diffs.len(), 2, "{}", c["id"]);
+        for (metric, diff) in diffs {
+            assert_eq!(diff.as_f64(), Some(0.0), "{metric} in {}", c["id"]);
+        }
+    }
+}
+
 #[test]
 fn a_missing_driver_is_an_error_when_vulkan_is_required() {
     let dir = tempfile::tempdir().unwrap();

@@ -61,7 +61,8 @@ mod tests {
     use crate::backend::gpu::KernelSpec;
     use crate::features::{ansnr, moment, psnr};
 
-    const SPECS: [&KernelSpec; 3] = [&psnr::PSNR_SSE, &moment::MOMENT_SUMS, &ansnr::ANSNR_FILTER_ROWS];
+    const SPECS: [&KernelSpec; 4] =
+        [&psnr::PSNR_SSE, &moment::MOMENT_SUMS, &ansnr::ANSNR_FILTER_ROWS, &ansnr::ANSNR_ROW_GROUPS];
 
     /// The parameter list of `KERNEL name(...)` in a family's source.
     fn parameters(source: &str, name: &str) -> Vec<String> {
@@ -90,9 +91,11 @@ mod tests {
 
     #[test]
     fn reductions_are_sized_for_their_declared_work_group() {
-        // psnr_sse and moment_sums size their local arrays and strides by a
-        // constant: it must be the work group the host launches.
-        for (spec, constant) in [(&psnr::PSNR_SSE, "PSNR_WG"), (&moment::MOMENT_SUMS, "MOMENT_WG")] {
+        // psnr_sse, moment_sums and ansnr_row_groups size their local arrays
+        // or strides by a constant: it must be the work group the host launches.
+        for (spec, constant) in
+            [(&psnr::PSNR_SSE, "PSNR_WG"), (&moment::MOMENT_SUMS, "MOMENT_WG"), (&ansnr::ANSNR_ROW_GROUPS, "ANSNR_WG")]
+        {
             let src = source(spec.family).unwrap();
             assert!(src.contains(&format!("#define {constant} {}\n", spec.workgroup[0])), "{}", spec.name);
             assert_eq!(spec.workgroup[1..], [1, 1]);

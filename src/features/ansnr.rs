@@ -6,10 +6,13 @@
 use super::gpu::{GpuExtractor, GpuPipeline, floats, planes_bytes, word_buffer};
 use super::picture::{float_peak, float_plane_into, scaler};
 use super::{Extractor, FeatureImpl, check_known_options};
+use crate::backend::DeviceInfo;
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
-use anyhow::{Result, ensure};
+use anyhow::{Result, bail, ensure};
+use std::ffi::OsStr;
+use std::sync::Arc;
 
 pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     name: "float_ansnr",
@@ -23,11 +26,46 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     },
     gpu: Some(|gpu, geometry, options| {
         check_known_options("float_ansnr", options, &[])?;
-        let pipeline = AnsnrGpu { kernel: gpu.load_kernel(&ANSNR_FILTER_ROWS)?, geometry: *geometry };
-        GpuExtractor::boxed(gpu, pipeline)
+        let spec = kernel_for(gpu.device(), std::env::var_os(KERNEL_VAR).as_deref())?;
+        gpu_extractor(gpu, geometry, spec)
     }),
     temporal: false,
 };
+
+/// The GPU pipeline with a given kernel, [`ANSNR_FILTER_ROWS`] or
+/// [`ANSNR_ROW_GROUPS`] (the factory asks [`kernel_for`]; tests take both).
+pub fn gpu_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, spec: &'static KernelSpec) -> Result<Box<dyn Extractor>> {
+    ensure!(*spec == ANSNR_FILTER_ROWS || *spec == ANSNR_ROW_GROUPS, "{} is not a float_ansnr kernel", spec.name);
+    let pipeline = AnsnrGpu { kernel: gpu.load_kernel(spec)?, geometry: *geometry };
+    GpuExtractor::boxed(gpu, pipeline)
+}
+
+/// The environment variable that overrides which `float_ansnr` kernel runs:
+/// `rows` ([`ANSNR_FILTER_ROWS`]) or `groups` ([`ANSNR_ROW_GROUPS`]). A
+/// testing and diagnostic switch (both kernels give the same bits); unset or
+/// empty, [`kernel_for`] chooses by device type.
+pub const KERNEL_VAR: &str = "ULPGATE_ANSNR_KERNEL";
+
+/// The `float_ansnr` kernel for `device`: [`ANSNR_FILTER_ROWS`] on CPU
+/// implementations (`device_type` `cpu`: Mesa lavapipe, PoCL), where a
+/// work-group barrier costs microseconds and a thread walking its row with
+/// the windows in registers is fastest; [`ANSNR_ROW_GROUPS`] on everything
+/// else (GPUs), where one thread per row leaves the chip idle. `choice` is
+/// [`KERNEL_VAR`]'s value, which overrides the device type; anything but
+/// `rows`, `groups` or empty is an error.
+pub fn kernel_for(device: &DeviceInfo, choice: Option<&OsStr>) -> Result<&'static KernelSpec> {
+    match choice.map(|c| c.to_str()) {
+        None | Some(Some("")) => {
+            Ok(if device.device_type.as_deref() == Some("cpu") { &ANSNR_FILTER_ROWS } else { &ANSNR_ROW_GROUPS })
+        }
+        Some(Some("rows")) => Ok(&ANSNR_FILTER_ROWS),
+        Some(Some("groups")) => Ok(&ANSNR_ROW_GROUPS),
+        Some(_) => bail!(
+            "{KERNEL_VAR}={:?}: expected `rows` (ansnr_filter_rows) or `groups` (ansnr_row_groups), or unset",
+            choice.unwrap_or_default()
+        ),
+    }
+}
 
 /// `ansnr_filter_rows` (kernels/ansnr.cl, shaders/ansnr_filter_rows.comp):
 /// one thread per luma row `y < height`. For each pixel of the row, left to
@@ -47,6 +85,46 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
 /// libvmaf's order is what makes the result bit-identical.
 pub static ANSNR_FILTER_ROWS: KernelSpec =
     KernelSpec { name: "ansnr_filter_rows", family: "ansnr", workgroup: [64, 1, 1], buffers: 4, scalars: 4 };
+
+/// `ansnr_row_groups` (kernels/ansnr.cl, shaders/ansnr_row_groups.comp):
+/// the [`ANSNR_FILTER_ROWS`] contract (same buffers, scalars and results,
+/// bit for bit) with one work group of 128 per luma row, for GPUs: launch
+/// `[height, 1, 1]` groups; group `y` writes `rows[2y]` and `rows[2y + 1]`.
+/// The scaler must be a power of two, as every bit depth's is: the kernel
+/// computes `v / scaler` as `v * (1 / scaler)`, the same bits then, without
+/// a correctly rounded division per sample.
+///
+/// The group cuts its row into chunks of 1024 pixels. Its work items filter
+/// a chunk's pixels in parallel (work item `i` takes pixels `i`, `i + 128`,
+/// ...: consecutive work items read consecutive samples), each pixel exactly
+/// as [`filter2d`] does, and store `r * r` and `(r - d) * (r - d)` in local
+/// (CUDA: shared) memory, 2 x 4 KiB; after a barrier, work item 0 alone
+/// adds them to the row's sums in pixel order, carrying the sums from chunk
+/// to chunk, and a second barrier keeps the next chunk from overwriting what
+/// it has not read. Only the adds are sequential, and a product is the same
+/// wherever it is computed, so the row sums are [`signal_noise`]'s bits, at
+/// any width.
+///
+/// Why 128 and 1024: an NVIDIA SM holds at most 2048 threads, so with 256
+/// a group at most 8 groups fit, 1056 rows on a 132-SM H100/H200: 24 short
+/// of 1080, and a second wave for them. With 128, 9 groups a SM (at up to
+/// 56 registers a thread) hold every row of a 1080p frame at once, so one
+/// group's serial adds overlap other groups' filtering; 64 would fill each
+/// row in twice as many steps for nothing. A 1024-pixel chunk is 8 pixels a
+/// work item and 8 KiB a group, so local memory never limits how many
+/// groups an SM holds (16 x 8 KiB); a 1080p row takes two chunks.
+///
+/// The serial part is the floor: two chains of `width` dependent f32 adds,
+/// one per energy, run side by side. Work item 0 loads the next 8 pixels'
+/// energies before adding the current 8, so the loads' latency hides behind
+/// the adds; at about 4 cycles an add that is some 7,700 cycles (about 4 us
+/// at 1.98 GHz) for a 1920-pixel row, every row at once.
+///
+/// [`kernel_for`] runs it on devices that are not CPU implementations;
+/// `ULPGATE_ANSNR_KERNEL=groups` forces it anywhere (the tests run it on
+/// lavapipe and PoCL).
+pub static ANSNR_ROW_GROUPS: KernelSpec =
+    KernelSpec { name: "ansnr_row_groups", family: "ansnr", workgroup: [128, 1, 1], buffers: 4, scalars: 4 };
 
 struct AnsnrGpu {
     kernel: Kernel,
@@ -95,6 +173,10 @@ impl GpuPipeline for AnsnrGpu {
 
     fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
         let (w, h) = self.geometry.plane_dims(0);
+        let row_groups = *self.kernel.spec == ANSNR_ROW_GROUPS;
+        let scaler = scaler(self.geometry.bit_depth);
+        // ansnr_row_groups multiplies by 1 / scaler: exact for powers of two only.
+        ensure!(!row_groups || scaler.to_bits() & 0x007f_ffff == 0, "ansnr_row_groups needs a power-of-two scaler");
         let args = [
             Arg::Buffer(&b.reference),
             Arg::Buffer(&b.distorted),
@@ -103,9 +185,11 @@ impl GpuPipeline for AnsnrGpu {
             Arg::U32(w as u32),
             Arg::U32(h as u32),
             Arg::U32(self.geometry.bytes_per_sample() as u32),
-            Arg::F32(scaler(self.geometry.bit_depth)),
+            Arg::F32(scaler),
         ];
-        stream.dispatch(&self.kernel, [groups_for(h, 64), 1, 1], &args)?;
+        // ansnr_filter_rows: a work item per row; ansnr_row_groups: a group.
+        let groups = if row_groups { h as u32 } else { groups_for(h, self.kernel.spec.workgroup[0]) };
+        stream.dispatch(&self.kernel, [groups, 1, 1], &args)?;
         stream.download(&b.rows, 0, h * 8)
     }
 
@@ -321,6 +405,45 @@ mod tests {
                     assert!(out.iter().zip(&slow).all(|(a, b)| a.to_bits() == b.to_bits()), "{w}x{h}, {width}x{width}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn cpu_drivers_run_the_row_walker_and_gpus_the_row_groups() {
+        let device = |device_type: Option<&str>| DeviceInfo {
+            backend: "vulkan".into(),
+            kind: crate::backend::DeviceKind::Gpu,
+            arch_id: "vulkan:0x10de:0x2335".into(),
+            name: "d".into(),
+            driver: None,
+            driver_version: None,
+            api_version: None,
+            device_type: device_type.map(Into::into),
+            pci_bus_id: None,
+        };
+        let (cpu, gpu, unknown) = (device(Some("cpu")), device(Some("discrete-gpu")), device(None));
+        let pick = |d: &DeviceInfo, v: Option<&str>| kernel_for(d, v.map(OsStr::new)).map(|s| s.name);
+        assert_eq!(pick(&cpu, None).unwrap(), "ansnr_filter_rows");
+        assert_eq!(pick(&cpu, Some("")).unwrap(), "ansnr_filter_rows");
+        assert_eq!(pick(&gpu, None).unwrap(), "ansnr_row_groups");
+        assert_eq!(pick(&unknown, None).unwrap(), "ansnr_row_groups");
+        // The variable overrides the device type, both ways.
+        assert_eq!(pick(&cpu, Some("groups")).unwrap(), "ansnr_row_groups");
+        assert_eq!(pick(&gpu, Some("rows")).unwrap(), "ansnr_filter_rows");
+        for bad in ["Groups", "row", " rows", "ansnr_row_groups"] {
+            let err = pick(&gpu, Some(bad)).unwrap_err().to_string();
+            assert!(err.contains(KERNEL_VAR) && err.contains("`rows`") && err.contains("`groups`"), "{err}");
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
+    }
+
+    #[test]
+    fn every_scaler_is_a_power_of_two() {
+        // ansnr_row_groups multiplies by 1 / scaler, the same bits only then.
+        for bit_depth in 8..=16 {
+            let s = scaler(bit_depth);
+            assert!(s >= 1.0 && s.to_bits() & 0x007f_ffff == 0, "{bit_depth}: {s}");
+            assert!((0..=u16::MAX).all(|v| f32::from(v) / s == f32::from(v) * (1.0 / s)));
         }
     }
 

@@ -6,12 +6,12 @@ use super::context::{Options, VulkanGpu};
 use super::shaders::{self, SHADERS};
 use crate::backend::gpu::{Arg, Gpu, KernelSpec};
 use crate::config::gate::DeviceSelector;
-use crate::features::ansnr::ANSNR_FILTER_ROWS;
+use crate::features::ansnr::{ANSNR_FILTER_ROWS, ANSNR_ROW_GROUPS};
 use crate::features::moment::MOMENT_SUMS;
 use crate::features::psnr::PSNR_SSE;
 use std::sync::Arc;
 
-static SPECS: [&KernelSpec; 3] = [&PSNR_SSE, &MOMENT_SUMS, &ANSNR_FILTER_ROWS];
+static SPECS: [&KernelSpec; 4] = [&PSNR_SSE, &MOMENT_SUMS, &ANSNR_FILTER_ROWS, &ANSNR_ROW_GROUPS];
 
 fn lavapipe(options: Options) -> Arc<VulkanGpu> {
     super::open(Some(&DeviceSelector::Name("llvmpipe".into())), options)
