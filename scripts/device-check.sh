@@ -138,9 +138,17 @@ step "bench 1080p ($bench_backends)" "$ULPGATE" bench --clip "$TMP/ref1080.yuv" 
     --width 1920 --height 1080 --frames "$FRAMES" --backends "$bench_backends" \
     --features psnr,float_psnr,float_moment,float_ansnr --json-out "$OUT/bench.json"
 
+# float_ansnr's two kernels (ULPGATE_ANSNR_KERNEL): the row walker CPU
+# drivers get, the work group per row GPUs get.
+for kernel in rows groups; do
+    step "float_ansnr kernel $kernel" env ULPGATE_ANSNR_KERNEL=$kernel "$ULPGATE" bench --clip "$TMP/ref1080.yuv" \
+        "$TMP/dis1080.yuv" --width 1920 --height 1080 --frames "$FRAMES" --backends ${BACKENDS// /,} \
+        --features float_ansnr --json-out "$TMP/ansnr-$kernel.json" | grep -E "^│ *float_ansnr "
+done
+
 # How throughput with reading and upload included scales with the host
 # threads feeding the GPU (SWEEP="1 2 4 8 16" to change, empty to skip).
-for threads in ${SWEEP-1 2 4 8 16}; do
+for threads in ${SWEEP-2 4 8}; do
     step "cuda, $threads thread(s)" "$ULPGATE" bench --clip "$TMP/ref1080.yuv" "$TMP/dis1080.yuv" \
         --width 1920 --height 1080 --frames "$FRAMES" --backends cuda --threads "$threads" \
         --features psnr,float_psnr --json-out "$TMP/sweep-$threads.json" | grep -E "^│ *(psnr|float_psnr) "
