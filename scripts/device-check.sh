@@ -96,7 +96,7 @@ gate_with() { # gate_with FILE: default.yaml + absolute paths + GPU required
 gate_with "$TMP/device.yaml"
 
 section "start-up: cold and warm kernel cache (cpu vs cuda, float_psnr, one small fixture)"
-tiny=(run "$TMP/device.yaml" --quiet --backends "cpu,cuda" --features float_psnr --fixtures synthetic_176x144_8bit_422)
+tiny=(run "$TMP/device.yaml" --quiet --backends "cpu,cuda" --features float_psnr --fixtures testsrc2_200x184_8bit_420/dist_x264)
 step "version (process start only)" "$ULPGATE" --version
 # ULPGATE_TRACE prints the CUDA start-up phases (libraries, cuInit,
 # context, kernel load or compile) on stderr.

@@ -12,3 +12,4 @@ pub mod fixture;
 pub mod gate;
 pub mod report;
 pub mod scores;
+pub mod trace;

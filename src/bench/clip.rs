@@ -44,8 +44,10 @@ pub struct BackendFigures {
     pub backend: String,
     pub device: Option<DeviceInfo>,
     pub open_seconds: f64,
-    /// Host to device through `Gpu` uploads (GPU backends), bytes/second.
+    /// Host to device through `Gpu` uploads (GPU backends), bytes/second,
+    /// with `h2d_threads` threads uploading at once.
     pub h2d_bytes_per_second: Option<f64>,
+    pub h2d_threads: usize,
     pub error: Option<String>,
 }
 
@@ -310,14 +312,18 @@ pub fn run(options: &Options) -> Result<ClipBench> {
                     device: None,
                     open_seconds,
                     h2d_bytes_per_second: None,
+                    h2d_threads: 0,
                     error: Some(e),
                 });
                 continue;
             }
         };
+        // Measured with as many threads as the engine feeds the device with,
+        // so the bound is the one the upload-included rate runs against.
+        let feeders = options.threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
         let bandwidth = match backend.gpu() {
             Some(gpu) => Some(
-                upload_bandwidth(gpu.as_ref(), options.bandwidth_bytes, 9)
+                upload_bandwidth(gpu.as_ref(), options.bandwidth_bytes, 9, feeders)
                     .with_context(|| format!("{name}: bandwidth"))?,
             ),
             None => None,
@@ -327,6 +333,7 @@ pub fn run(options: &Options) -> Result<ClipBench> {
             device: Some(backend.device().clone()),
             open_seconds,
             h2d_bytes_per_second: bandwidth,
+            h2d_threads: feeders,
             error: None,
         });
         for imp in &impls {

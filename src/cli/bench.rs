@@ -244,7 +244,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
     };
     let result = clip::run(&options)?;
 
-    let mut backends = table(&["Backend", "Device", "Open s", "Host→device GB/s"]);
+    let mut backends = table(&["Backend", "Device", "Open s", "Host→device GB/s", "Upload threads"]);
     for b in &result.backends {
         let device = match (&b.device, &b.error) {
             (Some(d), _) => format!("{} [{}]", d.name, d.arch_id),
@@ -256,6 +256,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
             device,
             format!("{:.3}", b.open_seconds),
             opt(b.h2d_bytes_per_second.map(|v| v / 1e9), 2),
+            if b.h2d_bytes_per_second.is_some() { b.h2d_threads.to_string() } else { "—".into() },
         ]);
     }
     println!(

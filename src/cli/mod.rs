@@ -73,6 +73,7 @@ impl From<anyhow::Error> for Failure {
 pub type Outcome = Result<u8, Failure>;
 
 pub fn main() -> ExitCode {
+    crate::trace::mark("started");
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run::run(args),
@@ -85,6 +86,7 @@ pub fn main() -> ExitCode {
         Command::Calibrate(args) => calibrate::run(args),
         Command::Bench(args) => bench::run(args),
     };
+    crate::trace::mark("command done");
     match result {
         Ok(code) => ExitCode::from(code),
         Err(Failure::Config(d)) => {

@@ -135,8 +135,11 @@ pub fn run(args: Args) -> Outcome {
         arch_ids,
         offsets,
     };
+    crate::trace::mark("gates loaded and planned");
     let outcome = gate::execute(&plan, &options);
+    crate::trace::mark("cells assembled (backends released)");
     let report = report::build(&plan, outcome);
     args.out.emit(&report, &template)?;
+    crate::trace::mark("reports written");
     Ok(report.exit_code)
 }

@@ -98,11 +98,16 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Computed {
     let backends = std::thread::scope(|scope| {
         scope.spawn(|| {
             for ((gate, name), slot) in &fixtures {
-                slot.get_or_init(|| load_fixture(find_fixture(&plan.gates[*gate], name), options.max_frames));
+                slot.get_or_init(|| {
+                    crate::trace::timed(&format!("fixture {name} read"), || {
+                        load_fixture(find_fixture(&plan.gates[*gate], name), options.max_frames)
+                    })
+                });
             }
         });
-        open_backends(plan, &options.open)
+        crate::trace::timed("backends opened", || open_backends(plan, &options.open))
     });
+    crate::trace::mark("fixtures read");
 
     // The sides every runnable cell needs, each computed once.
     let mut needed = BTreeSet::new();
@@ -134,10 +139,14 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Computed {
             let t0 = Instant::now();
             let request = SideRequest { feature, fixture, frames: &load, on_frame: &on_frame };
             let result = backend.compute(&request);
+            if crate::trace::enabled() {
+                crate::trace::mark(&format!("side {}/{}/{} computed", key.backend, key.feature, key.fixture));
+            }
             (key.clone(), (result, t0.elapsed().as_secs_f64()))
         })
         .collect();
     bar.finish_and_clear();
+    crate::trace::mark("every side computed");
     Computed { backends, fixtures, sides }
 }
 

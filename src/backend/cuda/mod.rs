@@ -67,17 +67,9 @@ fn init() -> Result<(), String> {
     .clone()
 }
 
-/// Runs `f`; with `ULPGATE_TRACE` set, prints how long it took on stderr
-/// (start-up diagnosis on GPU machines).
+/// Runs `f`, timed under `ULPGATE_TRACE` (start-up diagnosis).
 fn timed<T>(what: &str, f: impl FnOnce() -> T) -> T {
-    static TRACE: OnceLock<bool> = OnceLock::new();
-    if !*TRACE.get_or_init(|| std::env::var_os("ULPGATE_TRACE").is_some_and(|v| !v.is_empty())) {
-        return f();
-    }
-    let start = std::time::Instant::now();
-    let out = f();
-    eprintln!("ulpgate trace: cuda: {what}: {:.1} ms", start.elapsed().as_secs_f64() * 1e3);
-    out
+    crate::trace::timed(&format!("cuda: {what}"), f)
 }
 
 /// Runs a cudarc call that could panic (a symbol it loads lazily that the
