@@ -87,15 +87,16 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
     };
     crate::trace::mark("command done");
-    match result {
-        Ok(code) => ExitCode::from(code),
+    let code = match result {
+        Ok(code) => code,
         Err(Failure::Config(d)) => {
             d.print();
-            ExitCode::from(2)
+            2
         }
         Err(Failure::Other(e)) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            2
         }
-    }
+    };
+    ExitCode::from(code)
 }
