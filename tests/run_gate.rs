@@ -17,7 +17,7 @@ fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert_eq!(report["schema_version"], 2);
+    assert_eq!(report["schema_version"], 1);
     let cells = report["cells"].as_array().unwrap();
     // 4 features x 4 reference clips, each held to libvmaf within 1e-6.
     assert_eq!(cells.len(), 16);

@@ -8,12 +8,12 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// 2 added `Cell.arch_overrides` and `Cell.calibrated` (both optional:
-/// version 1 reports read as version 2 ones without them).
-pub const SCHEMA_VERSION: u32 = 2;
+/// The report format's version. Raise it when a field changes meaning or
+/// goes away; new optional fields keep it.
+pub const SCHEMA_VERSION: u32 = 1;
 
 /// The report versions [`crate::report::read`] accepts.
-pub const READABLE_VERSIONS: [u32; 2] = [1, 2];
+pub const READABLE_VERSIONS: [u32; 1] = [1];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "UPPERCASE")]
@@ -42,7 +42,7 @@ impl Status {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Report {
-    #[schemars(extend("const" = 2))]
+    #[schemars(extend("const" = 1))]
     pub schema_version: u32,
     pub tool: Tool,
     pub gates: Vec<GateRef>,
