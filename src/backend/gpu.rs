@@ -160,21 +160,29 @@ pub trait Stream: Send {
     fn wait(&mut self) -> Result<Vec<Vec<u8>>>;
 }
 
-/// Wraps a context and counts the kernels actually dispatched through it:
-/// the runner's proof that a GPU side ran on its device (a side with no
-/// dispatch is an ERROR, never OK).
+/// Wraps a context and counts what goes through it: the kernels that
+/// completed — the runner's proof that a GPU side ran on its device (a side
+/// with no dispatch is an ERROR, never OK) — and the bytes uploaded (what a
+/// benchmark divides bandwidth by).
 pub struct CountingGpu {
     inner: Arc<dyn Gpu>,
     dispatches: Arc<AtomicU64>,
+    uploaded: Arc<AtomicU64>,
 }
 
 impl CountingGpu {
     pub fn new(inner: Arc<dyn Gpu>) -> Arc<Self> {
-        Arc::new(CountingGpu { inner, dispatches: Arc::new(AtomicU64::new(0)) })
+        Arc::new(CountingGpu { inner, dispatches: Arc::new(AtomicU64::new(0)), uploaded: Arc::new(AtomicU64::new(0)) })
     }
 
+    /// Kernels that completed (their stream was waited for).
     pub fn dispatches(&self) -> u64 {
         self.dispatches.load(Ordering::SeqCst)
+    }
+
+    /// Bytes recorded for upload.
+    pub fn uploaded(&self) -> u64 {
+        self.uploaded.load(Ordering::SeqCst)
     }
 }
 
@@ -192,7 +200,12 @@ impl Gpu for CountingGpu {
     }
 
     fn create_stream(&self) -> Result<Box<dyn Stream>> {
-        Ok(Box::new(CountingStream { inner: self.inner.create_stream()?, recorded: 0, done: self.dispatches.clone() }))
+        Ok(Box::new(CountingStream {
+            inner: self.inner.create_stream()?,
+            recorded: 0,
+            done: self.dispatches.clone(),
+            uploaded: self.uploaded.clone(),
+        }))
     }
 }
 
@@ -200,6 +213,7 @@ struct CountingStream {
     inner: Box<dyn Stream>,
     recorded: u64,
     done: Arc<AtomicU64>,
+    uploaded: Arc<AtomicU64>,
 }
 
 impl Stream for CountingStream {
@@ -210,7 +224,14 @@ impl Stream for CountingStream {
         len: usize,
         fill: &mut dyn FnMut(&mut [u8]) -> Result<()>,
     ) -> Result<()> {
+        self.uploaded.fetch_add(len as u64, Ordering::SeqCst);
         self.inner.upload_with(dst, offset, len, fill)
+    }
+
+    fn upload(&mut self, dst: &Buffer, offset: usize, data: &[u8]) -> Result<()> {
+        // Forwarded as such: a backend may copy large uploads in parallel.
+        self.uploaded.fetch_add(data.len() as u64, Ordering::SeqCst);
+        self.inner.upload(dst, offset, data)
     }
 
     fn zero(&mut self, dst: &Buffer) -> Result<()> {

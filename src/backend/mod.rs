@@ -11,6 +11,7 @@ pub mod kernel_cache;
 pub mod kernels;
 pub mod opencl;
 mod recorder;
+pub mod select;
 mod staging;
 pub mod vulkan;
 

@@ -10,7 +10,7 @@
 //!   bounds: `bandwidth / (bytes uploaded per frame pair)` frames per
 //!   second, which the upload-included rate is compared with.
 
-use super::meter::{MeteredGpu, upload_bandwidth};
+use super::meter::upload_bandwidth;
 use super::{Machine, rate};
 use crate::backend::gpu::{CountingGpu, Gpu};
 use crate::backend::worker_threads;
@@ -224,8 +224,7 @@ fn measure(
         Some(gpu) => {
             let factory = imp.gpu.ok_or_else(|| anyhow!("{} has no GPU kernels yet", imp.name))?;
             let counting = CountingGpu::new(gpu);
-            let metered = MeteredGpu::new(counting.clone());
-            let make = || factory(metered.clone(), geometry, &none);
+            let make = || factory(counting.clone(), geometry, &none);
             let included = match raw_pair(options)? {
                 // The engine `run` uses: several threads, each reading frames
                 // straight into its pinned staging, frames in flight on each.
@@ -237,23 +236,23 @@ fn measure(
                     // What each worker's extractor uploads once (filter taps,
                     // say) is not per frame.
                     let setup = {
-                        let before = metered.uploaded();
+                        let before = counting.uploaded();
                         drop(make()?);
-                        (metered.uploaded() - before) * threads as u64
+                        (counting.uploaded() - before) * threads as u64
                     };
-                    let before = metered.uploaded() + setup;
+                    let before = counting.uploaded() + setup;
                     let t0 = Instant::now();
                     score_parallel(&make, &Looped { inner: &pair, frames: options.frames }, threads, &|| {})?;
                     let seconds = t0.elapsed().as_secs_f64();
-                    t.upload_bytes_per_pair = Some((metered.uploaded() - before) / options.frames as u64);
+                    t.upload_bytes_per_pair = Some((counting.uploaded() - before) / options.frames as u64);
                     seconds
                 }
                 _ => {
                     let mut ext = make()?;
-                    let before = metered.uploaded();
+                    let before = counting.uploaded();
                     let seconds = upload_included(ext.as_mut(), options, warm)?;
                     // Every pair scored so far, warm-up included, counts once.
-                    t.upload_bytes_per_pair = Some((metered.uploaded() - before) / (options.frames + warm) as u64);
+                    t.upload_bytes_per_pair = Some((counting.uploaded() - before) / (options.frames + warm) as u64);
                     seconds
                 }
             };

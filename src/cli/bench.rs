@@ -2,11 +2,11 @@
 //! throughput per feature and backend (see `crate::bench`).
 
 use super::Outcome;
+use super::video::GeometryArgs;
 use crate::backend::OpenOptions;
 use crate::bench::{clip, gate};
 use crate::config::gate::DeviceSelector;
 use crate::config::{Diagnostics, load_gate};
-use crate::fixture::{Chroma, FrameSource, Geometry};
 use crate::gate::Filters;
 use crate::report::write::Staged;
 use anyhow::{Context, anyhow};
@@ -45,16 +45,8 @@ pub struct Args {
     /// Clip mode: a reference and a distorted video (.yuv or .y4m).
     #[arg(long, num_args = 2, value_names = ["REF", "DIST"])]
     clip: Option<Vec<PathBuf>>,
-    /// Clip mode: raw YUV geometry.
-    #[arg(long)]
-    width: Option<u32>,
-    #[arg(long)]
-    height: Option<u32>,
-    #[arg(long, default_value_t = 8)]
-    bit_depth: u8,
-    /// 420, 422, 444 or 400.
-    #[arg(long, default_value = "420")]
-    chroma: String,
+    #[command(flatten)]
+    video: GeometryArgs,
     /// Clip mode: frame pairs per measurement (the clip loops).
     #[arg(long, default_value_t = 240, value_name = "N")]
     frames: usize,
@@ -211,30 +203,12 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
     if !args.gates.is_empty() {
         return Err(anyhow!("--clip times a clip, not gates: drop the GATE arguments").into());
     }
-    let chroma: Chroma = serde_json::from_value(serde_json::Value::String(args.chroma.clone()))
-        .map_err(|_| anyhow!("--chroma {}: expected 420, 422, 444 or 400", args.chroma))?;
-    let geometry = match (args.width, args.height) {
-        (Some(width), Some(height)) => {
-            let g = Geometry { width, height, bit_depth: args.bit_depth, chroma };
-            g.validate().map_err(|e| anyhow!(e))?;
-            Some(g)
-        }
-        (None, None) => None,
-        _ => return Err(anyhow!("give both --width and --height").into()),
-    };
-    let source = |path: &PathBuf| -> anyhow::Result<FrameSource> {
-        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m")) {
-            return Ok(FrameSource::Y4m { path: path.clone() });
-        }
-        let geometry = geometry.ok_or_else(|| anyhow!("{}: raw YUV needs --width and --height", path.display()))?;
-        Ok(FrameSource::Raw { path: path.clone(), geometry })
-    };
     let features = args.features.clone().unwrap_or_else(|| {
         crate::features::implementations().filter(|f| f.gpu.is_some()).map(|f| f.name.to_string()).collect()
     });
     let options = clip::Options {
-        reference: source(&paths[0])?,
-        distorted: source(&paths[1])?,
+        reference: args.video.source(&paths[0])?,
+        distorted: args.video.source(&paths[1])?,
         frames: args.frames,
         features,
         backends: args.backends.clone().unwrap_or_else(|| vec!["cpu".into(), "vulkan".into()]),

@@ -10,6 +10,7 @@ mod run;
 mod schema;
 mod score;
 mod validate;
+mod video;
 
 use crate::config::Diagnostics;
 use clap::{Parser, Subcommand};

@@ -1,4 +1,5 @@
 use super::Outcome;
+use super::video::GeometryArgs;
 use crate::backend::{self, OpenOptions, SideRequest};
 use crate::config::ResolvedBackend;
 use crate::config::ResolvedFeature;
@@ -6,7 +7,7 @@ use crate::config::ResolvedFixture;
 use crate::config::gate::{BackendKind, DeviceSelector};
 use crate::config::suggest::nearest;
 use crate::features::{self, Options};
-use crate::fixture::{Chroma, FrameSource, Geometry, LoadedFixture};
+use crate::fixture::LoadedFixture;
 use crate::report::write::Staged;
 use crate::scores::to_libvmaf_json;
 use anyhow::{Context, anyhow};
@@ -29,15 +30,8 @@ pub struct Args {
     reference: PathBuf,
     #[arg(long)]
     distorted: PathBuf,
-    #[arg(long)]
-    width: Option<u32>,
-    #[arg(long)]
-    height: Option<u32>,
-    #[arg(long, default_value_t = 8)]
-    bit_depth: u8,
-    /// 420, 422, 444 or 400.
-    #[arg(long, default_value = "420")]
-    chroma: String,
+    #[command(flatten)]
+    video: GeometryArgs,
     /// Folder of recorded scores (`--backend golden`).
     #[arg(long, value_name = "DIR")]
     golden: Option<PathBuf>,
@@ -47,14 +41,6 @@ pub struct Args {
     /// Write the JSON here instead of standard output.
     #[arg(long, value_name = "FILE")]
     json_out: Option<PathBuf>,
-}
-
-fn source(path: PathBuf, geometry: Option<Geometry>) -> anyhow::Result<FrameSource> {
-    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m")) {
-        return Ok(FrameSource::Y4m { path });
-    }
-    let geometry = geometry.ok_or_else(|| anyhow!("{}: raw YUV needs --width and --height", path.display()))?;
-    Ok(FrameSource::Raw { path, geometry })
 }
 
 fn parse_options(given: &[String]) -> anyhow::Result<Options> {
@@ -84,21 +70,10 @@ pub fn run(args: Args) -> Outcome {
     })?;
     let options = parse_options(&args.options)?;
     let metrics = (imp.metrics)(&options)?;
-    let chroma: Chroma = serde_json::from_value(serde_json::Value::String(args.chroma.clone()))
-        .map_err(|_| anyhow!("--chroma {}: expected 420, 422, 444 or 400", args.chroma))?;
-    let geometry = match (args.width, args.height) {
-        (Some(width), Some(height)) => {
-            let g = Geometry { width, height, bit_depth: args.bit_depth, chroma };
-            g.validate().map_err(|e| anyhow!(e))?;
-            Some(g)
-        }
-        (None, None) => None,
-        _ => return Err(anyhow!("give both --width and --height").into()),
-    };
     let fixture = ResolvedFixture {
         name: "score".into(),
-        reference: source(args.reference, geometry)?,
-        distorted: source(args.distorted, geometry)?,
+        reference: args.video.source(&args.reference)?,
+        distorted: args.video.source(&args.distorted)?,
         golden: args.golden,
         expected_frames: None,
     };

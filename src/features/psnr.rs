@@ -15,7 +15,7 @@ pub static PSNR: FeatureImpl = FeatureImpl {
     gpu: Some(|gpu, geometry, options| {
         let params = PsnrParams::new(geometry, options)?;
         let sse = SseKernel::new(gpu.as_ref(), geometry, params.planes)?;
-        GpuExtractor::boxed(gpu, PsnrGpu { sse, params, geometry: *geometry })
+        GpuExtractor::boxed(gpu, SseGpu { sse, score: SseScore::Psnr(params), geometry: *geometry })
     }),
     temporal: false,
 };
@@ -33,7 +33,7 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
     gpu: Some(|gpu, geometry, options| {
         check_known_options("float_psnr", options, &[])?;
         let sse = SseKernel::new(gpu.as_ref(), geometry, 1)?;
-        GpuExtractor::boxed(gpu, FloatPsnrGpu { sse, geometry: *geometry })
+        GpuExtractor::boxed(gpu, SseGpu { sse, score: SseScore::FloatPsnr, geometry: *geometry })
     }),
     temporal: false,
 };
@@ -219,13 +219,22 @@ impl SseKernel {
     }
 }
 
-struct PsnrGpu {
+/// How a pipeline turns the shared per-plane sums into scores.
+enum SseScore {
+    /// psnr: per-plane PSNR (integer_psnr.c).
+    Psnr(PsnrParams),
+    /// float_psnr: the luma's float noise (float_psnr.c, psnr.c).
+    FloatPsnr,
+}
+
+/// psnr and float_psnr on a GPU: the same `psnr_sse` sums, scored two ways.
+struct SseGpu {
     sse: SseKernel,
-    params: PsnrParams,
+    score: SseScore,
     geometry: Geometry,
 }
 
-impl GpuPipeline for PsnrGpu {
+impl GpuPipeline for SseGpu {
     type Slot = [Buffer; 3];
 
     fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot> {
@@ -250,53 +259,21 @@ impl GpuPipeline for PsnrGpu {
 
     fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
         let sse = self.sse.sums(&downloads[0])?;
-        self.params.record(&sse, &self.geometry, index, out);
-        Ok(())
-    }
-}
-
-struct FloatPsnrGpu {
-    sse: SseKernel,
-    geometry: Geometry,
-}
-
-impl GpuPipeline for FloatPsnrGpu {
-    type Slot = [Buffer; 3];
-
-    fn new_slot(&self, gpu: &dyn Gpu) -> Result<Self::Slot> {
-        self.sse.buffers(gpu)
-    }
-
-    fn geometry(&self) -> &Geometry {
-        &self.geometry
-    }
-
-    fn planes(&self) -> usize {
-        self.sse.planes
-    }
-
-    fn inputs<'a>(&self, slot: &'a Self::Slot) -> [&'a Buffer; 2] {
-        [&slot[0], &slot[1]]
-    }
-
-    fn compute(&self, slot: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
-        self.sse.compute(slot, stream)
-    }
-
-    fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
-        let sse = self.sse.sums(&downloads[0])?[0];
-        // The CPU's float differences are (a - b) / s, exact, and so are
-        // their f32 squares while |a - b| < 4096; its double noise sum is
-        // then sse / s² (s is a power of two: exact as well). Only 16-bit
-        // content with larger differences rounds a square, moving the score
-        // by under 1e-6 dB — far inside every tolerance.
-        let s = f64::from(scaler(self.geometry.bit_depth));
-        let noise = sse as f64 / (s * s);
-        out.record(
-            "float_psnr",
-            index,
-            float_psnr_score(noise, self.geometry.plane_samples(0), self.geometry.bit_depth),
-        );
+        match &self.score {
+            SseScore::Psnr(params) => params.record(&sse, &self.geometry, index, out),
+            SseScore::FloatPsnr => {
+                // The CPU's float differences are (a - b) / s, exact, and so
+                // are their f32 squares while |a - b| < 4096; its double noise
+                // sum is then sse / s² (s is a power of two: exact as well).
+                // Only 16-bit content with larger differences rounds a square,
+                // moving the score by under 1e-6 dB — far inside every
+                // tolerance.
+                let s = f64::from(scaler(self.geometry.bit_depth));
+                let noise = sse[0] as f64 / (s * s);
+                let samples = self.geometry.plane_samples(0);
+                out.record("float_psnr", index, float_psnr_score(noise, samples, self.geometry.bit_depth));
+            }
+        }
         Ok(())
     }
 }

@@ -102,7 +102,7 @@ pub fn open(selector: Option<&DeviceSelector>) -> Result<Arc<dyn Gpu>, String> {
             .map(|&d| describe(d, nvrtc))
             .collect::<anyhow::Result<Vec<_>>>()
             .map_err(|e| format!("{e:#}"))?;
-        let chosen = select(&infos, selector)?;
+        let chosen = super::select::select("CUDA", &infos, selector)?;
         let gpu = Arc::new(CudaGpu::new(devices[chosen], infos[chosen].clone(), nvrtc));
         gpu.warm_up();
         Ok(gpu as Arc<dyn Gpu>)
@@ -178,22 +178,6 @@ pub fn arch_id(major: i32, minor: i32) -> String {
     format!("cuda:{major}.{minor}")
 }
 
-fn select(devices: &[DeviceInfo], selector: Option<&DeviceSelector>) -> Result<usize, String> {
-    let listing = || devices.iter().enumerate().map(|(i, d)| format!("{i}: {}", d.name)).collect::<Vec<_>>().join(", ");
-    match selector {
-        None => Ok(0),
-        Some(DeviceSelector::Index(i)) if (*i as usize) < devices.len() => Ok(*i as usize),
-        Some(DeviceSelector::Index(i)) => Err(format!("no CUDA device {i}; the devices are {}", listing())),
-        Some(DeviceSelector::Name(name)) => {
-            let needle = name.to_lowercase();
-            devices
-                .iter()
-                .position(|d| d.name.to_lowercase().contains(&needle))
-                .ok_or_else(|| format!("no CUDA device's name contains `{name}`; the devices are {}", listing()))
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,10 +205,14 @@ mod tests {
     #[test]
     fn selection_by_ordinal_or_name() {
         let devices = [info("NVIDIA H100 80GB HBM3"), info("NVIDIA L4")];
-        assert_eq!(select(&devices, None), Ok(0));
-        assert_eq!(select(&devices, Some(&DeviceSelector::Name("l4".into()))), Ok(1));
-        let err = select(&devices, Some(&DeviceSelector::Index(2))).unwrap_err();
-        assert_eq!(err, "no CUDA device 2; the devices are 0: NVIDIA H100 80GB HBM3, 1: NVIDIA L4");
+        let select = |s: Option<DeviceSelector>| super::super::select::select("CUDA", &devices, s.as_ref());
+        assert_eq!(select(None), Ok(0));
+        assert_eq!(select(Some(DeviceSelector::Name("l4".into()))), Ok(1));
+        let err = select(Some(DeviceSelector::Index(2))).unwrap_err();
+        assert_eq!(
+            err,
+            "no CUDA device 2; the devices are 0: NVIDIA H100 80GB HBM3 [cuda:9.0]; 1: NVIDIA L4 [cuda:9.0]"
+        );
     }
 
     #[test]

@@ -29,7 +29,6 @@ struct Found {
     id: cl_device_id,
     platform: String,
     info: DeviceInfo,
-    is_gpu: bool,
 }
 
 /// Every OpenCL device on this machine, or why there is none.
@@ -40,7 +39,8 @@ pub fn enumerate() -> Result<Vec<DeviceInfo>, String> {
 /// Opens the selected device (see the module docs).
 pub fn open(selector: Option<&DeviceSelector>) -> Result<Arc<dyn Gpu>, String> {
     let devices = find_devices()?;
-    let chosen = select(&devices, selector)?;
+    let infos: Vec<DeviceInfo> = devices.iter().map(|d| d.info.clone()).collect();
+    let chosen = super::select::select("OpenCL", &infos, selector)?;
     let found = &devices[chosen];
     let gpu = ClGpu::new(Device::new(found.id), found.info.clone())
         .map_err(|e| format!("cannot open OpenCL device {} ({}): {e:#}", found.info.name, found.platform))?;
@@ -64,8 +64,7 @@ fn find_devices() -> Result<Vec<Found>, String> {
         for id in ids {
             let device = Device::new(id);
             let info = describe(&device, platform).map_err(|e| format!("cannot query an OpenCL device: {e}"))?;
-            let is_gpu = device.dev_type().is_ok_and(|t| t & CL_DEVICE_TYPE_GPU != 0);
-            found.push(Found { id, platform: platform_name.clone(), info, is_gpu });
+            found.push(Found { id, platform: platform_name.clone(), info });
         }
     }
     if found.is_empty() {
@@ -139,69 +138,13 @@ fn pci_bus_id(device: &Device) -> Option<String> {
     Some(format!("{domain:04x}:{bus:02x}:{:02x}.{:x}", slot >> 3, slot & 7))
 }
 
-/// The index of the device to open.
-fn select(devices: &[Found], selector: Option<&DeviceSelector>) -> Result<usize, String> {
-    let listing = || {
-        devices.iter().enumerate().map(|(i, d)| format!("{i}: {} ({})", d.info.name, d.platform)).collect::<Vec<_>>()
-    };
-    match selector {
-        None => Ok(devices.iter().position(|d| d.is_gpu).unwrap_or(0)),
-        Some(DeviceSelector::Index(i)) => {
-            let i = *i as usize;
-            if i < devices.len() {
-                Ok(i)
-            } else {
-                Err(format!("no OpenCL device {i}; the devices are {}", listing().join(", ")))
-            }
-        }
-        Some(DeviceSelector::Name(name)) => {
-            let needle = name.to_lowercase();
-            devices.iter().position(|d| d.info.name.to_lowercase().contains(&needle)).ok_or_else(|| {
-                format!("no OpenCL device's name contains `{name}`; the devices are {}", listing().join(", "))
-            })
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn fake(name: &str, is_gpu: bool) -> Found {
-        Found {
-            id: std::ptr::null_mut(),
-            platform: "P".into(),
-            is_gpu,
-            info: DeviceInfo {
-                backend: "opencl".into(),
-                kind: super::super::DeviceKind::Gpu,
-                arch_id: arch_id(0x10de, "580.1"),
-                name: name.into(),
-                driver: None,
-                driver_version: None,
-                api_version: None,
-                device_type: None,
-                pci_bus_id: None,
-            },
-        }
-    }
 
     #[test]
     fn arch_ids_follow_research_0041() {
         assert_eq!(arch_id(0x10006, "3.1"), "opencl:0x10006:3.1");
         assert_eq!(arch_id(0x10de, "580.159.03"), "opencl:0x10de:580.159.03");
-    }
-
-    #[test]
-    fn selection_prefers_gpus_and_names_the_devices_on_a_miss() {
-        let devices = [fake("pthread-cpu", false), fake("NVIDIA H100", true)];
-        assert_eq!(select(&devices, None), Ok(1));
-        assert_eq!(select(&devices[..1], None), Ok(0));
-        assert_eq!(select(&devices, Some(&DeviceSelector::Index(0))), Ok(0));
-        assert_eq!(select(&devices, Some(&DeviceSelector::Name("h100".into()))), Ok(1));
-        let err = select(&devices, Some(&DeviceSelector::Index(5))).unwrap_err();
-        assert!(err.contains("no OpenCL device 5") && err.contains("1: NVIDIA H100 (P)"), "{err}");
-        let err = select(&devices, Some(&DeviceSelector::Name("arc".into()))).unwrap_err();
-        assert!(err.contains("`arc`") && err.contains("0: pthread-cpu (P)"), "{err}");
     }
 }

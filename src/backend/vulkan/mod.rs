@@ -7,7 +7,6 @@ mod info;
 mod instance;
 mod memory;
 mod pipeline;
-mod select;
 mod shaders;
 mod stream;
 
@@ -42,7 +41,7 @@ pub fn open(selector: Option<&DeviceSelector>, options: Options) -> Result<Arc<V
     let instance = new_instance()?;
     let devices = instance.physical_devices()?;
     let infos: Vec<DeviceInfo> = devices.iter().map(|d| d.info.clone()).collect();
-    let index = select::select(&infos, selector)?;
+    let index = super::select::select("Vulkan", &infos, selector)?;
     Ok(Arc::new(VulkanGpu::new(instance, &devices[index], options)?))
 }
 
@@ -57,7 +56,7 @@ pub fn check_selector(selector: &DeviceSelector) -> Result<SpareInstance, String
         Ok(d) => d.into_iter().map(|d| d.info).collect::<Vec<_>>(),
         Err(_) => return Ok(SpareInstance),
     };
-    select::select(&devices, Some(selector))?;
+    super::select::select("Vulkan", &devices, Some(selector))?;
     if let Ok(mut spare) = SPARE.lock() {
         *spare = Some(instance);
     }
