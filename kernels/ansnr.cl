@@ -23,6 +23,30 @@ FUNC float ansnr_pixel(GLOBAL const ulp_u8 *plane, int i, ulp_u32 bytes_per_samp
     return SUB_RN(DIV_RN((float)ulp_sample(plane, (ulp_u32)i, bytes_per_sample), scaler), 128.0f);
 }
 
+/* ansnr_filter2d_s at one pixel, the arithmetic both kernels share: the
+ * reference's 3x3 window through taps 0..9 into `r`, the distorted's 5x5
+ * window through taps 9..34 into `d`; each filter row summed in f32, then
+ * the rows, every operation rounded on its own. TAP(k) reads tap k and
+ * REF(i, j) / DIS(i, j) the windows' samples (row i, column j): the
+ * kernels keep them in different places (registers, global memory). */
+#define ANSNR_FILTER_PIXEL(r, d, TAP, REF, DIS)                             \
+    do {                                                                    \
+        r = 0.0f;                                                           \
+        _Pragma("unroll") for (int fi_ = 0; fi_ < 3; fi_++) {               \
+            float inner_ = 0.0f;                                            \
+            _Pragma("unroll") for (int fj_ = 0; fj_ < 3; fj_++)             \
+                inner_ = ADD_RN(inner_, MUL_RN(TAP(fi_ * 3 + fj_), REF(fi_, fj_))); \
+            r = ADD_RN(r, inner_);                                          \
+        }                                                                   \
+        d = 0.0f;                                                           \
+        _Pragma("unroll") for (int fi_ = 0; fi_ < 5; fi_++) {               \
+            float inner_ = 0.0f;                                            \
+            _Pragma("unroll") for (int fj_ = 0; fj_ < 5; fj_++)             \
+                inner_ = ADD_RN(inner_, MUL_RN(TAP(9 + fi_ * 5 + fj_), DIS(fi_, fj_))); \
+            d = ADD_RN(d, inner_);                                          \
+        }                                                                   \
+    } while (0)
+
 /* One work item per luma row: each pixel of the row, left to right, through
  * the 3x3 reference taps (taps[0..9]) and the 5x5 distorted taps
  * (taps[9..34]); the row's signal and noise energies summed in f32 in pixel
@@ -84,26 +108,11 @@ KERNEL ansnr_filter_rows(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLO
                 b[fi][fj] = b[fi][fj + 1];
             b[fi][4] = ansnr_pixel(dis, row[fi] + cb, bytes_per_sample, scaler);
         }
-        /* ansnr_filter2d_s at (x, y): each filter row summed in f32, then
-         * the rows. */
-        float r = 0.0f;
-#pragma unroll
-        for (int fi = 0; fi < 3; fi++) {
-            float inner = 0.0f;
-#pragma unroll
-            for (int fj = 0; fj < 3; fj++)
-                inner = ADD_RN(inner, MUL_RN(t[fi * 3 + fj], a[fi][fj]));
-            r = ADD_RN(r, inner);
-        }
-        float d = 0.0f;
-#pragma unroll
-        for (int fi = 0; fi < 5; fi++) {
-            float inner = 0.0f;
-#pragma unroll
-            for (int fj = 0; fj < 5; fj++)
-                inner = ADD_RN(inner, MUL_RN(t[9 + fi * 5 + fj], b[fi][fj]));
-            d = ADD_RN(d, inner);
-        }
+        float r, d;
+#define ROWS_TAP(k) t[k]
+#define ROWS_REF(i, j) a[i][j]
+#define ROWS_DIS(i, j) b[i][j]
+        ANSNR_FILTER_PIXEL(r, d, ROWS_TAP, ROWS_REF, ROWS_DIS);
         const float e = SUB_RN(r, d);
         sig = ADD_RN(sig, MUL_RN(r, r));
         noise = ADD_RN(noise, MUL_RN(e, e));
@@ -166,28 +175,11 @@ KERNEL ansnr_row_groups(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOB
 #pragma unroll
             for (int k = 0; k < 5; k++)
                 col[k] = ansnr_mirror(x - 2 + k, w);
-            /* ansnr_filter2d_s at (x, y): each filter row summed in f32,
-             * then the rows. */
-            float r = 0.0f;
-#pragma unroll
-            for (int fi = 0; fi < 3; fi++) {
-                float inner = 0.0f;
-#pragma unroll
-                for (int fj = 0; fj < 3; fj++)
-                    inner = ADD_RN(inner, MUL_RN(taps[fi * 3 + fj],
-                                                 ansnr_scaled(ref, row[fi + 1] + col[fj + 1], bytes_per_sample, inv)));
-                r = ADD_RN(r, inner);
-            }
-            float d = 0.0f;
-#pragma unroll
-            for (int fi = 0; fi < 5; fi++) {
-                float inner = 0.0f;
-#pragma unroll
-                for (int fj = 0; fj < 5; fj++)
-                    inner = ADD_RN(inner, MUL_RN(taps[9 + fi * 5 + fj],
-                                                 ansnr_scaled(dis, row[fi] + col[fj], bytes_per_sample, inv)));
-                d = ADD_RN(d, inner);
-            }
+            float r, d;
+#define GROUPS_TAP(k) taps[k]
+#define GROUPS_REF(i, j) ansnr_scaled(ref, row[(i) + 1] + col[(j) + 1], bytes_per_sample, inv)
+#define GROUPS_DIS(i, j) ansnr_scaled(dis, row[i] + col[j], bytes_per_sample, inv)
+            ANSNR_FILTER_PIXEL(r, d, GROUPS_TAP, GROUPS_REF, GROUPS_DIS);
             const float e = SUB_RN(r, d);
             sig_px[i] = MUL_RN(r, r);
             noise_px[i] = MUL_RN(e, e);
