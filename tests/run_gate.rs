@@ -150,3 +150,35 @@ fn score_prints_libvmaf_json_at_full_precision() {
     assert!(pooled["harmonic_mean"].is_number());
     assert_eq!(doc["device"]["kind"], "cpu");
 }
+
+#[test]
+fn the_summary_lists_failures_one_by_one_and_folds_what_passed() {
+    // psnr against libvmaf at 1e-7 fails (printed at %.6f); float_psnr at
+    // the pair's default 1e-6 passes.
+    let dir = tempfile::tempdir().unwrap();
+    let fx = |name: &str, dist: &str| {
+        format!(
+            "  - name: {name}\n    reference: @ROOT@/fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv\n    distorted: @ROOT@/fixtures/reference/testsrc2_200x184_8bit_420/{dist}.yuv\n    geometry: {{width: 200, height: 184, bit_depth: 8, chroma: \"420\"}}\n    golden: @ROOT@/fixtures/reference/scores/testsrc2_200x184_8bit_420/{dist}\n"
+        )
+    };
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features:\n  - float_psnr\n  - {{name: psnr, tolerance: 1.0e-7, adr: a test}}\nbackends: {{cpu: {{}}, golden: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n{}{}",
+            fx("x264", "dist_x264"),
+            fx("blur", "dist_blur")
+        ),
+    );
+    let out = ulpgate().arg("run").arg(&g).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("│ ")).collect();
+    let fail: Vec<&&str> = rows.iter().filter(|l| l.contains("FAIL")).collect();
+    assert_eq!(fail.len(), 2, "one row per failing cell:\n{text}");
+    assert!(fail.iter().any(|l| l.contains("x264")) && fail.iter().any(|l| l.contains("blur")), "{text}");
+    let ok: Vec<&&str> = rows.iter().filter(|l| l.contains(" OK ")).collect();
+    assert_eq!(ok.len(), 1, "the passing cells folded into one row:\n{text}");
+    assert!(ok[0].contains("float_psnr") && ok[0].contains("2 fixtures"), "{text}");
+    assert!(text.contains("FAIL: 4 cells, 2 OK, 2 FAIL"), "{text}");
+}

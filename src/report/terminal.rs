@@ -1,11 +1,13 @@
-//! The summary table printed at the end of a run (comfy-table).
+//! The summary table printed at the end of a run (comfy-table): what needs
+//! attention row by row, what passed folded per feature and pair.
 
-use super::model::{Report, Status};
+use super::model::{Cell as ReportCell, Report, Status};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, Color, ContentArrangement, Table};
 
-/// The cells that ran (or failed to) as a table; SKIPped cells, usually
-/// many for one reason (no GPU here), grouped by reason below it.
+/// FAIL and ERROR cells one row each; OK cells one row per feature and
+/// pair (how many fixtures, the worst |Δ| over them); SKIPped cells,
+/// usually many for one reason (no GPU here), one line per reason.
 pub fn summary_table(report: &Report, color: bool) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(vec![
@@ -21,28 +23,26 @@ pub fn summary_table(report: &Report, color: bool) -> String {
     if !color {
         table.force_no_tty();
     }
-    for c in report.cells.iter().filter(|c| c.status != Status::Skip) {
-        let worst = c
-            .per_metric_max_abs_diff
-            .values()
-            .flatten()
-            .copied()
-            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-        let status = Cell::new(c.status.as_str()).fg(match c.status {
+    for group in groups(report) {
+        let first = group[0];
+        let status = Cell::new(first.status.as_str()).fg(match first.status {
             Status::Ok => Color::Green,
             Status::Fail => Color::Red,
             Status::Error => Color::Magenta,
             Status::Skip => Color::Yellow,
         });
+        let fixture = if group.len() == 1 { first.fixture.clone() } else { format!("{} fixtures", group.len()) };
+        let worst =
+            group.iter().filter_map(|c| worst_diff(c)).fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
         table.add_row(vec![
             status,
-            Cell::new(&c.feature),
-            Cell::new(format!("{} vs {}", c.backend_a, c.backend_b)),
-            Cell::new(&c.fixture),
-            Cell::new(worst.map_or("—".into(), |w| format!("{w:.2e}"))),
-            Cell::new(format!("{:.0e}", c.tolerance_abs)),
-            Cell::new(&c.tolerance_source),
-            Cell::new(&c.note),
+            Cell::new(&first.feature),
+            Cell::new(format!("{} vs {}", first.backend_a, first.backend_b)),
+            Cell::new(fixture),
+            Cell::new(worst.map_or("—".into(), number)),
+            Cell::new(distinct(&group, |c| number(c.tolerance_abs))),
+            Cell::new(distinct(&group, |c| c.tolerance_source.clone())),
+            Cell::new(&first.note),
         ]);
     }
     let mut skipped: Vec<(String, usize)> = Vec::new();
@@ -67,4 +67,61 @@ pub fn summary_table(report: &Report, color: bool) -> String {
         s.skip,
         report.timing.wall_seconds
     )
+}
+
+/// The rows, in report order: every FAIL or ERROR cell alone; the OK cells
+/// of one gate, feature and pair together.
+fn groups(report: &Report) -> Vec<Vec<&ReportCell>> {
+    let mut out: Vec<Vec<&ReportCell>> = Vec::new();
+    for c in report.cells.iter().filter(|c| c.status != Status::Skip) {
+        let same = |g: &Vec<&ReportCell>| {
+            let f = g[0];
+            f.status == Status::Ok
+                && c.status == Status::Ok
+                && (&f.gate, &f.feature, &f.backend_a, &f.backend_b)
+                    == (&c.gate, &c.feature, &c.backend_a, &c.backend_b)
+        };
+        match out.iter_mut().find(|g| same(g)) {
+            Some(g) => g.push(c),
+            None => out.push(vec![c]),
+        }
+    }
+    out
+}
+
+fn worst_diff(c: &ReportCell) -> Option<f64> {
+    c.per_metric_max_abs_diff
+        .values()
+        .flatten()
+        .copied()
+        .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+}
+
+/// A difference or tolerance: `0` when exact, else two significant digits.
+fn number(x: f64) -> String {
+    if x == 0.0 { "0".into() } else { format!("{x:.1e}") }
+}
+
+/// The one value a group shares, or every distinct value.
+fn distinct(group: &[&ReportCell], f: impl Fn(&ReportCell) -> String) -> String {
+    let mut values: Vec<String> = Vec::new();
+    for c in group {
+        let v = f(c);
+        if !values.contains(&v) {
+            values.push(v);
+        }
+    }
+    values.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_read_well() {
+        assert_eq!(number(0.0), "0");
+        assert_eq!(number(4.92e-7), "4.9e-7");
+        assert_eq!(number(5e-5), "5.0e-5");
+    }
 }
