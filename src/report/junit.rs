@@ -5,72 +5,96 @@
 
 use super::model::{Cell, Report, Status};
 use crate::backend::DeviceInfo;
-use std::fmt::Write;
+use quick_xml::Writer;
+use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
+use std::fmt::Write as _;
 
 pub fn to_junit(report: &Report) -> String {
+    let mut w = Writer::new_with_indent(Vec::new(), b' ', 2);
+    // Writing into a Vec cannot fail.
+    let _ = write(&mut w, report);
+    let mut out = String::from_utf8(w.into_inner()).unwrap_or_default();
+    out.push('\n');
+    out
+}
+
+fn write(w: &mut Writer<Vec<u8>>, report: &Report) -> std::io::Result<()> {
     let s = &report.summary;
-    let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
-        out,
-        "<testsuites name=\"ulpgate\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{:.3}\">",
-        s.cells, s.fail, s.error, s.skip, report.timing.wall_seconds
+    w.write_event(Event::Decl(BytesDecl::new("1.0", Some("UTF-8"), None)))?;
+    let time = format!("{:.3}", report.timing.wall_seconds);
+    let suites = element(
+        "testsuites",
+        &[
+            ("name", "ulpgate"),
+            ("tests", &s.cells.to_string()),
+            ("failures", &s.fail.to_string()),
+            ("errors", &s.error.to_string()),
+            ("skipped", &s.skip.to_string()),
+            ("time", &time),
+        ],
     );
+    w.write_event(Event::Start(suites))?;
     for gate in &report.gates {
         let cells: Vec<&Cell> = report.cells.iter().filter(|c| c.gate == gate.name).collect();
-        let count = |st: Status| cells.iter().filter(|c| c.status == st).count();
-        let _ = writeln!(
-            out,
-            "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\">",
-            attr(&gate.name),
-            cells.len(),
-            count(Status::Fail),
-            count(Status::Error),
-            count(Status::Skip)
-        );
-        out.push_str("    <properties>\n");
+        let count = |st: Status| cells.iter().filter(|c| c.status == st).count().to_string();
+        w.write_event(Event::Start(element(
+            "testsuite",
+            &[
+                ("name", &gate.name),
+                ("tests", &cells.len().to_string()),
+                ("failures", &count(Status::Fail)),
+                ("errors", &count(Status::Error)),
+                ("skipped", &count(Status::Skip)),
+            ],
+        )))?;
+        w.write_event(Event::Start(BytesStart::new("properties")))?;
+        let tool = format!("{} {}", report.tool.name, report.tool.version);
         for (name, value) in [
             ("gate_file", gate.file.as_str()),
             ("registry", gate.registry.as_str()),
             ("calibration", gate.calibration.as_deref().unwrap_or("")),
-            ("tool", &format!("{} {}", report.tool.name, report.tool.version)),
+            ("tool", tool.as_str()),
         ] {
-            let _ = writeln!(out, "      <property name=\"{name}\" value=\"{}\"/>", attr(value));
+            w.write_event(Event::Empty(element("property", &[("name", name), ("value", value)])))?;
         }
-        out.push_str("    </properties>\n");
+        w.write_event(Event::End(BytesEnd::new("properties")))?;
         for c in cells {
-            testcase(&mut out, c);
+            testcase(w, c)?;
         }
-        out.push_str("  </testsuite>\n");
+        w.write_event(Event::End(BytesEnd::new("testsuite")))?;
     }
-    out.push_str("</testsuites>\n");
-    out
+    w.write_event(Event::End(BytesEnd::new("testsuites")))
 }
 
-fn testcase(out: &mut String, c: &Cell) {
-    let _ = write!(
-        out,
-        "    <testcase classname=\"{}\" name=\"{}\"",
-        attr(&format!("{}/{}", c.gate, c.feature)),
-        attr(&format!("{} vs {} on {}", c.backend_a, c.backend_b, c.fixture))
-    );
+/// An element with attributes; quick-xml escapes the values, and characters
+/// XML cannot hold at all are replaced first.
+fn element<'a>(name: &'a str, attributes: &[(&str, &str)]) -> BytesStart<'a> {
+    let mut e = BytesStart::new(name);
+    for (k, v) in attributes {
+        e.push_attribute((*k, legal(v).as_str()));
+    }
+    e
+}
+
+fn testcase(w: &mut Writer<Vec<u8>>, c: &Cell) -> std::io::Result<()> {
+    let classname = format!("{}/{}", c.gate, c.feature);
+    let name = format!("{} vs {} on {}", c.backend_a, c.backend_b, c.fixture);
+    let case = element("testcase", &[("classname", &classname), ("name", &name)]);
     let (tag, kind) = match c.status {
-        Status::Ok => {
-            out.push_str("/>\n");
-            return;
-        }
+        Status::Ok => return w.write_event(Event::Empty(case)),
         Status::Fail => ("failure", "FAIL"),
         Status::Error => ("error", "ERROR"),
-        Status::Skip => {
-            let _ = writeln!(out, ">\n      <skipped message=\"{}\"/>\n    </testcase>", attr(&c.note));
-            return;
-        }
+        Status::Skip => ("skipped", ""),
     };
-    let _ = writeln!(
-        out,
-        ">\n      <{tag} message=\"{}\" type=\"{kind}\">{}</{tag}>\n    </testcase>",
-        attr(&c.note),
-        text(&details(c))
-    );
+    w.write_event(Event::Start(case))?;
+    if c.status == Status::Skip {
+        w.write_event(Event::Empty(element("skipped", &[("message", &c.note)])))?;
+    } else {
+        w.write_event(Event::Start(element(tag, &[("message", &c.note), ("type", kind)])))?;
+        w.write_event(Event::Text(BytesText::new(&legal(&details(c)))))?;
+        w.write_event(Event::End(BytesEnd::new(tag)))?;
+    }
+    w.write_event(Event::End(BytesEnd::new("testcase")))
 }
 
 /// The body of a failure or error: what a reviewer needs without opening
@@ -119,47 +143,16 @@ fn num(v: Option<f64>) -> String {
     }
 }
 
-/// Characters XML 1.0 cannot hold at all become U+FFFD.
-fn legal(c: char) -> char {
-    match c {
-        '\t' | '\n' | '\r' => c,
-        c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => '\u{fffd}',
-        c => c,
-    }
-}
-
-/// Escapes text content.
-fn text(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars().map(legal) {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '\r' => out.push_str("&#13;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-/// Escapes an attribute value (whitespace too: parsers would normalise it).
-fn attr(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars().map(legal) {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\n' => out.push_str("&#10;"),
-            '\r' => out.push_str("&#13;"),
-            '\t' => out.push_str("&#9;"),
-            c => out.push(c),
-        }
-    }
-    out
+/// `s` with the characters XML 1.0 cannot hold at all (most control
+/// characters) replaced by U+FFFD: a command's stderr can contain anything.
+fn legal(s: &str) -> String {
+    s.chars()
+        .map(|c| match c {
+            '\t' | '\n' | '\r' => c,
+            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => '\u{fffd}',
+            c => c,
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -167,9 +160,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn escapes_markup_and_illegal_characters() {
-        assert_eq!(attr("a<b&\"c\"\n'"), "a&lt;b&amp;&quot;c&quot;&#10;&apos;");
-        assert_eq!(text("x]]>y\u{1}z"), "x]]&gt;y\u{fffd}z");
+    fn illegal_characters_are_replaced() {
+        assert_eq!(legal("x\u{1}y\tz\u{ffff}"), "x\u{fffd}y\tz\u{fffd}");
     }
 
     #[test]
