@@ -211,21 +211,13 @@ impl<Q: Queue> Drop for Recorder<Q> {
 mod tests {
     use super::*;
     use crate::backend::gpu::KernelSpec;
+    use crate::backend::staging::VecChunk;
 
     /// A queue that runs each operation on host memory at enqueue.
     struct HostQueue {
         log: Vec<String>,
     }
     struct HostBuffer(std::sync::Mutex<Vec<u8>>);
-    struct VecChunk(Vec<u8>);
-    impl HostChunk for VecChunk {
-        fn ptr(&self) -> *mut u8 {
-            self.0.as_ptr() as *mut u8
-        }
-        fn len(&self) -> usize {
-            self.0.len()
-        }
-    }
     impl Queue for HostQueue {
         type Chunk = VecChunk;
         const API: &'static str = "host";

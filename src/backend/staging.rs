@@ -104,19 +104,23 @@ impl<C: HostChunk> Staging<C> {
     }
 }
 
+/// Ordinary host memory as a chunk, for tests of what stages through it.
+#[cfg(test)]
+pub(crate) struct VecChunk(pub Vec<u8>);
+
+#[cfg(test)]
+impl HostChunk for VecChunk {
+    fn ptr(&self) -> *mut u8 {
+        self.0.as_ptr() as *mut u8
+    }
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    struct VecChunk(Vec<u8>);
-    impl HostChunk for VecChunk {
-        fn ptr(&self) -> *mut u8 {
-            self.0.as_ptr() as *mut u8
-        }
-        fn len(&self) -> usize {
-            self.0.len()
-        }
-    }
     fn new(size: usize) -> Result<VecChunk> {
         Ok(VecChunk(vec![0xaa; size]))
     }

@@ -57,16 +57,7 @@ impl OutputArgs {
             eprintln!("warning: {w}");
         }
         if self.quiet {
-            let s = &report.summary;
-            println!(
-                "{}: {} cells, {} OK, {} FAIL, {} ERROR, {} SKIP",
-                report.status.as_str(),
-                s.cells,
-                s.ok,
-                s.fail,
-                s.error,
-                s.skip
-            );
+            println!("{}", terminal::verdict_line(report));
         } else {
             println!("{}", terminal::summary_table(report, std::io::stdout().is_terminal()));
         }

@@ -56,16 +56,20 @@ pub fn summary_table(report: &Report, color: bool) -> String {
     for (note, count) in skipped {
         out.push_str(&format!("SKIP {count} cell{}: {note}\n", if count == 1 { "" } else { "s" }));
     }
+    format!("{out}{} ({:.2} s)", verdict_line(report), report.timing.wall_seconds)
+}
+
+/// `OK: 112 cells, 80 OK, 0 FAIL, 0 ERROR, 32 SKIP`
+pub fn verdict_line(report: &Report) -> String {
     let s = &report.summary;
     format!(
-        "{out}{}: {} cells, {} OK, {} FAIL, {} ERROR, {} SKIP ({:.2} s)",
+        "{}: {} cells, {} OK, {} FAIL, {} ERROR, {} SKIP",
         report.status.as_str(),
         s.cells,
         s.ok,
         s.fail,
         s.error,
-        s.skip,
-        report.timing.wall_seconds
+        s.skip
     )
 }
 
