@@ -7,6 +7,9 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::gate_features;
+
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -84,7 +87,8 @@ fn opencl_matches_cpu_on_every_default_fixture() {
     let (code, report) = run_gate(&gate, &["--backends", "cpu,opencl"]);
     let cells = cells_of(&report, "opencl");
     let fixtures = default_fixtures();
-    assert_eq!(cells.len(), 4 * fixtures.len(), "psnr, float_psnr, float_moment, float_ansnr on every fixture");
+    let features = gate_features("gates/default.yaml");
+    assert_eq!(cells.len(), features.len() * fixtures.len(), "{features:?} on every fixture");
     for c in &cells {
         assert_eq!(c["status"], "OK", "{}: {}", c["id"], c["note"]);
         let arch = c["device_b"]["arch_id"].as_str().unwrap_or_default();

@@ -19,8 +19,10 @@ fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["schema_version"], 1);
     let cells = report["cells"].as_array().unwrap();
-    // 4 features x 4 reference clips, each held to libvmaf within 1e-6.
-    assert_eq!(cells.len(), 16);
+    // Every feature of the gate on each of the 8 recorded pairs, each held
+    // to libvmaf within 1e-6.
+    let expected = gate_features("gates/default.yaml").len() * 8;
+    assert_eq!(cells.len(), expected);
     for c in cells {
         assert_eq!(c["status"], "OK", "{c}");
         assert_eq!(c["tolerance_abs"], 1e-6);
@@ -33,7 +35,7 @@ fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
     }
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.starts_with("<!-- ulpgate-report -->"));
-    assert!(md.contains("16 cells: **16 OK**"), "{md}");
+    assert!(md.contains(&format!("{expected} cells: **{expected} OK**")), "{md}");
 }
 
 #[test]
@@ -101,7 +103,9 @@ fn render_reproduces_the_markdown_of_a_saved_report() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), std::fs::read_to_string(&md).unwrap());
     let summary = ulpgate().arg("render").arg(&json).args(["--builtin", "step-summary"]).output().unwrap();
-    assert!(String::from_utf8(summary.stdout).unwrap().contains("ulpgate OK: 16/16 OK"));
+    let n = gate_features("gates/default.yaml").len() * 8;
+    let summary = String::from_utf8(summary.stdout).unwrap();
+    assert!(summary.contains(&format!("ulpgate OK: {n}/{n} OK")), "{summary}");
 }
 
 #[test]
@@ -115,14 +119,15 @@ fn a_custom_template_renders_the_report() {
         .unwrap();
     let t = write(dir.path(), "t.j2", "{% for c in report.cells %}{{ c.feature }}={{ c.status }};{% endfor %}");
     let out = ulpgate().arg("render").arg(&json).arg("--template").arg(&t).output().unwrap();
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), "psnr=OK;".repeat(4));
+    // One cell per recorded pair.
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "psnr=OK;".repeat(8));
 }
 
 #[test]
 fn filters_narrow_the_cells_and_typos_get_suggestions() {
     let out = ulpgate().args(["run", "--quiet", "--features", "psnr", "--backends", "golden,cpu"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("OK: 4 cells, 4 OK"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("OK: 8 cells, 8 OK"));
     let out = ulpgate().args(["run", "--features", "pnsr"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -6,6 +6,9 @@ use assert_cmd::Command;
 use serde_json::Value;
 use std::path::Path;
 
+mod common;
+use common::gate_features;
+
 fn ulpgate() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_ulpgate"));
     cmd.current_dir(env!("CARGO_MANIFEST_DIR"));
@@ -44,8 +47,8 @@ fn the_pr_gate_runs_cpu_vs_vulkan_on_lavapipe() {
     for name in ["8bit_420", "10bit_420", "8bit_444", "8bit_422", "10bit_444", "12bit_420", "16bit_420"] {
         assert!(fixtures.iter().any(|f| f.contains(name)), "no {name} fixture");
     }
-    // 4 features x 8 fixtures.
-    assert_eq!(vulkan.len(), 32);
+    // Every feature of the gate on each of its 8 fixtures.
+    assert_eq!(vulkan.len(), gate_features("gates/pr-lavapipe.yaml").len() * 8);
     for c in vulkan {
         assert_eq!(c["status"], "OK", "{c}");
         let arch = c["device_b"]["arch_id"].as_str().unwrap();
@@ -130,7 +133,8 @@ fn a_missing_driver_is_a_skip_when_vulkan_is_optional() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stdout));
     let r = report(&json);
     let vulkan = cells(&r, "vulkan");
-    assert_eq!(vulkan.len(), 8);
+    // psnr on every fixture of the default gate.
+    assert_eq!(vulkan.len(), 12);
     for c in vulkan {
         assert_eq!(c["status"], "SKIP");
         let note = c["note"].as_str().unwrap();
