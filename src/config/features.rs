@@ -69,8 +69,16 @@ pub struct FeatureSpec {
 pub struct OptionSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// The value libvmaf uses when the option is not given.
+    /// The value libvmaf uses when the option is not given. Its type is
+    /// the option's type: a value of another type is refused, and so is a
+    /// fraction where the default is a whole number (libvmaf's int options).
     pub default: Value,
+    /// The smallest value libvmaf's option table accepts (numbers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// The largest value libvmaf's option table accepts (numbers only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
     /// Metrics emitted in addition when the option is set to `true`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub adds_metrics: Vec<String>,

@@ -4,7 +4,7 @@
 
 use super::calibration::{CalibrationTable, check_pattern};
 use super::diag::{Diagnostic, Diagnostics};
-use super::features::{FP16_TOLERANCE, FeatureRegistry, FeatureSpec, Precision};
+use super::features::{FP16_TOLERANCE, FeatureRegistry, FeatureSpec, OptionSpec, Precision};
 use super::gate::{
     BackendDecl, BackendKind, DeviceSelector, ExternalCommand, FeatureChoice, FeatureSelection, GateFile, PairTolerance,
 };
@@ -76,6 +76,20 @@ pub fn load_registry(path: &Path) -> Result<Loaded<FeatureRegistry>, Diagnostics
     for (name, spec) in &reg.value.features {
         let base = format!("/features/{}", escape(name));
         let mut seen = BTreeSet::new();
+        for (key, opt) in &spec.options {
+            let ptr = format!("{base}/options/{}", escape(key));
+            let numeric = opt.default.is_number();
+            if (opt.min.is_some() || opt.max.is_some()) && !numeric {
+                diags.push(reg.diag(&ptr, format!("option `{key}` has a range but a default of {}", opt.default)));
+            } else if let Some(problem) = out_of_range(&opt.default, opt) {
+                diags.push(reg.diag(&format!("{ptr}/default"), format!("the default {problem}")));
+            }
+            if let (Some(lo), Some(hi)) = (opt.min, opt.max)
+                && lo > hi
+            {
+                diags.push(reg.diag(&ptr, format!("option `{key}`: min {lo} is above max {hi}")));
+            }
+        }
         let all = spec.metrics.iter().chain(spec.options.values().flat_map(|o| &o.adds_metrics));
         for (i, metric) in all.enumerate() {
             if !seen.insert(metric) {
@@ -277,6 +291,14 @@ pub fn resolve_feature(
                     Some(format!("a value like its default, {}", opt.default)),
                 ));
             }
+            if let Some(problem) = out_of_range(value, opt) {
+                return Err((
+                    format!("/options/{}", escape(key)),
+                    format!("option `{key}` {problem}"),
+                    None,
+                    Some(option_expectation(opt)),
+                ));
+            }
             if value == &serde_json::Value::Bool(true) {
                 f.metrics.extend(opt.adds_metrics.iter().cloned());
                 if let Some(g) = &opt.golden_file {
@@ -286,10 +308,44 @@ pub fn resolve_feature(
             f.options.insert(key.clone(), value.clone());
         }
     }
+    // The implementation is the authority on which metrics a set of options
+    // gives (an option may remove metrics, as psnr's enable_chroma: false
+    // does) and on combinations the registry cannot express; a test keeps
+    // it equal to the registry's lists.
+    if let Some(imp) = crate::features::find(name) {
+        f.metrics = (imp.metrics)(&f.options).map_err(|e| {
+            ("/options".to_string(), format!("{name}: {e:#}"), None, Some(format!("options {name} accepts")))
+        })?;
+    }
     if f.precision == Precision::Fp16 {
         f.tolerance = FP16_TOLERANCE;
     }
     Ok(f)
+}
+
+/// Why a number is not a valid value of `opt`: a fraction for a whole-number
+/// option, or outside libvmaf's `[min, max]`.
+fn out_of_range(value: &serde_json::Value, opt: &OptionSpec) -> Option<String> {
+    let v = value.as_f64()?;
+    if (opt.default.is_i64() || opt.default.is_u64()) && !(value.is_i64() || value.is_u64()) {
+        return Some(format!("must be a whole number, got {value}"));
+    }
+    match (opt.min, opt.max) {
+        (Some(lo), _) if v < lo => Some(format!("is {value}, below its minimum {lo}")),
+        (_, Some(hi)) if v > hi => Some(format!("is {value}, above its maximum {hi}")),
+        _ => None,
+    }
+}
+
+/// What a valid value of `opt` looks like, for a diagnostic.
+fn option_expectation(opt: &OptionSpec) -> String {
+    let kind = if opt.default.is_i64() || opt.default.is_u64() { "a whole number" } else { "a number" };
+    match (opt.min, opt.max) {
+        (Some(lo), Some(hi)) => format!("{kind} from {lo} to {hi} (default {})", opt.default),
+        (Some(lo), None) => format!("{kind} of at least {lo} (default {})", opt.default),
+        (None, Some(hi)) => format!("{kind} of at most {hi} (default {})", opt.default),
+        (None, None) => format!("{kind} (default {})", opt.default),
+    }
 }
 
 fn resolve_backends(gate: &Loaded<GateFile>, diags: &mut Diagnostics) -> BTreeMap<String, ResolvedBackend> {

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     name: "float_ansnr",
+    options: &[],
     metrics: |options| {
         check_known_options("float_ansnr", options, &[])?;
         Ok(vec!["float_ansnr".into(), "float_anpsnr".into()])
@@ -29,6 +30,7 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
         let spec = kernel_for(gpu.device(), std::env::var_os(KERNEL_VAR).as_deref())?;
         gpu_extractor(gpu, geometry, spec)
     }),
+    kernels: &[&ANSNR_FILTER_ROWS, &ANSNR_ROW_GROUPS],
     temporal: false,
 };
 

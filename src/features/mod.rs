@@ -45,15 +45,23 @@ pub struct FeatureImpl {
     pub name: &'static str,
     /// The metrics it emits under the given options (libvmaf's names).
     pub metrics: fn(&Options) -> Result<Vec<String>>,
+    /// Every option libvmaf's extractor takes (its option table's names),
+    /// which the registry must list too (a test keeps them equal).
+    pub options: &'static [&'static str],
     pub cpu: CpuFactory,
     /// The host pipeline shared by every GPU backend; `None` until the
     /// feature has kernels.
     pub gpu: Option<GpuFactory>,
+    /// Every kernel the GPU pipeline may load (tests check each one's
+    /// dialects against its spec; a kernel listed nowhere is an error).
+    pub kernels: &'static [&'static crate::backend::gpu::KernelSpec],
     /// Whether a frame's score depends on earlier frames (motion): such a
     /// feature sees its frames in order, on one worker.
     pub temporal: bool,
 }
 
+/// Every feature this build implements. One line per feature: families add
+/// theirs without touching each other's.
 static IMPLEMENTATIONS: &[&FeatureImpl] = &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR];
 
 /// Every feature implemented in this build.
@@ -63,6 +71,18 @@ pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {
 
 pub fn find(name: &str) -> Option<&'static FeatureImpl> {
     implementations().find(|f| f.name == name)
+}
+
+/// Every kernel of this build, once each: the features' and the dialect
+/// self-test's.
+pub fn kernel_specs() -> Vec<&'static crate::backend::gpu::KernelSpec> {
+    let mut out: Vec<&'static crate::backend::gpu::KernelSpec> = vec![&crate::backend::selftest::SELFTEST_INT64];
+    for spec in implementations().flat_map(|f| f.kernels.iter().copied()) {
+        if !out.iter().any(|s| std::ptr::eq(*s, spec)) {
+            out.push(spec);
+        }
+    }
+    out
 }
 
 /// Runs an extractor over every frame of a fixture; `on_frame` is called
@@ -101,6 +121,54 @@ pub fn check_known_options(feature: &str, options: &Options, known: &[&str]) -> 
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+    use crate::config::features::FeatureRegistry;
+    use std::collections::BTreeSet;
+
+    fn registry() -> FeatureRegistry {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("gates/features.yaml");
+        crate::config::resolve::load_registry(&path).unwrap_or_else(|e| panic!("{e}")).value
+    }
+
+    fn sorted(v: impl IntoIterator<Item = String>) -> Vec<String> {
+        v.into_iter().collect::<BTreeSet<_>>().into_iter().collect()
+    }
+
+    /// The registry (what gates, validate and the docs see) and the
+    /// implementations (what runs) agree on every feature's metrics, with
+    /// default options and with each boolean option that adds metrics, and
+    /// on the options each feature takes.
+    #[test]
+    fn registry_and_implementations_agree() {
+        let registry = registry();
+        for imp in implementations() {
+            let spec = registry.features.get(imp.name).unwrap_or_else(|| panic!("{} is not registered", imp.name));
+            let ours = (imp.metrics)(&Options::new()).unwrap();
+            assert_eq!(sorted(ours), sorted(spec.metrics.clone()), "{}: default metrics", imp.name);
+            let registered: BTreeSet<&str> = spec.options.keys().map(String::as_str).collect();
+            let implemented: BTreeSet<&str> = imp.options.iter().copied().collect();
+            assert_eq!(registered, implemented, "{}: options", imp.name);
+            for (key, opt) in &spec.options {
+                let mut options = Options::new();
+                options.insert(key.clone(), opt.default.clone());
+                let at_default = (imp.metrics)(&options).unwrap_or_else(|e| panic!("{} {key}: {e:#}", imp.name));
+                assert_eq!(sorted(at_default), sorted(spec.metrics.clone()), "{} {key} at its default", imp.name);
+                if !opt.adds_metrics.is_empty() {
+                    options.insert(key.clone(), Value::Bool(true));
+                    let added = (imp.metrics)(&options).unwrap();
+                    let want = spec.metrics.iter().chain(&opt.adds_metrics).cloned();
+                    assert_eq!(sorted(added), sorted(want), "{} {key}: true", imp.name);
+                }
+            }
+            let mut bad = Options::new();
+            bad.insert("no_such_option".into(), Value::Bool(true));
+            assert!((imp.metrics)(&bad).is_err(), "{}: an unknown option is refused", imp.name);
+        }
+    }
 }
 
 #[cfg(test)]

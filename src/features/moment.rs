@@ -14,6 +14,7 @@ pub const METRICS: [&str; 4] =
 
 pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
     name: "float_moment",
+    options: &[],
     metrics: |options| {
         check_known_options("float_moment", options, &[])?;
         Ok(METRICS.iter().map(|s| s.to_string()).collect())
@@ -27,6 +28,7 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
         let pipeline = MomentGpu { kernel: gpu.load_kernel(&MOMENT_SUMS)?, geometry: *geometry };
         GpuExtractor::boxed(gpu, pipeline)
     }),
+    kernels: &[&MOMENT_SUMS],
     temporal: false,
 };
 

@@ -10,6 +10,7 @@ use anyhow::Result;
 
 pub static PSNR: FeatureImpl = FeatureImpl {
     name: "psnr",
+    options: PSNR_OPTIONS,
     metrics: psnr_metrics,
     cpu: |geometry, options| Ok(Box::new(PsnrCpu::new(geometry, options)?)),
     gpu: Some(|gpu, geometry, options| {
@@ -17,11 +18,13 @@ pub static PSNR: FeatureImpl = FeatureImpl {
         let sse = SseKernel::new(gpu.as_ref(), geometry, params.planes)?;
         GpuExtractor::boxed(gpu, SseGpu { sse, score: SseScore::Psnr(params), geometry: *geometry })
     }),
+    kernels: &[&PSNR_SSE],
     temporal: false,
 };
 
 pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
     name: "float_psnr",
+    options: &[],
     metrics: |options| {
         check_known_options("float_psnr", options, &[])?;
         Ok(vec!["float_psnr".into()])
@@ -35,6 +38,7 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
         let sse = SseKernel::new(gpu.as_ref(), geometry, 1)?;
         GpuExtractor::boxed(gpu, SseGpu { sse, score: SseScore::FloatPsnr, geometry: *geometry })
     }),
+    kernels: &[&PSNR_SSE],
     temporal: false,
 };
 
