@@ -13,8 +13,12 @@
  *   BARRIER()              work-group barrier over local memory
  *   LOCAL_ID(d) GROUP_ID(d) LOCAL_SIZE(d) NUM_GROUPS(d) GLOBAL_ID(d)
  *                          work-item ids; d is a literal 0, 1 or 2
- *   ulp_u8 .. ulp_u64      fixed-width unsigned types (ulp_u64 is 64-bit in
- *                          both dialects)
+ *   ulp_u8 .. ulp_u64      fixed-width unsigned types, ulp_i8 .. ulp_i64
+ *                          signed ones (ulp_u64/ulp_i64 are 64-bit in both
+ *                          dialects)
+ *   ULP_CLZ64(x)           leading zeros of a ulp_u64 (64 for 0)
+ *   double                 64-bit floats: CUDA has them, OpenCL enables
+ *                          cl_khr_fp64 below where the device offers it
  *   ADD_RN SUB_RN MUL_RN DIV_RN
  *                          f32 arithmetic rounded to nearest, one rounding
  *                          per operation and never fused into an FMA, so a
@@ -39,6 +43,12 @@ typedef unsigned char ulp_u8;
 typedef unsigned short ulp_u16;
 typedef unsigned int ulp_u32;
 typedef unsigned long long ulp_u64;
+typedef signed char ulp_i8;
+typedef short ulp_i16;
+typedef int ulp_i32;
+typedef long long ulp_i64;
+
+#define ULP_CLZ64(x) ((ulp_u32)__clzll((long long)(x)))
 
 /* d must be a literal 0, 1 or 2: it selects the member by token pasting. */
 #define ULP_DIM_0(v) ((ulp_u32)(v).x)
@@ -70,6 +80,16 @@ typedef uchar ulp_u8;
 typedef ushort ulp_u16;
 typedef uint ulp_u32;
 typedef ulong ulp_u64;
+typedef char ulp_i8;
+typedef short ulp_i16;
+typedef int ulp_i32;
+typedef long ulp_i64;
+
+#define ULP_CLZ64(x) ((ulp_u32)clz((ulong)(x)))
+
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
 
 #define LOCAL_ID(d) ((ulp_u32)get_local_id(d))
 #define GROUP_ID(d) ((ulp_u32)get_group_id(d))

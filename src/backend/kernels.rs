@@ -8,10 +8,13 @@ use anyhow::{Result, anyhow};
 const HEADER_NAME: &str = "ulp.h";
 const HEADER: &str = include_str!("../../kernels/ulp.h");
 
-const FAMILIES: &[(&str, &str)] = &[
+/// Every kernel family, one line each (families add theirs without
+/// touching each other's).
+pub const FAMILIES: &[(&str, &str)] = &[
     ("psnr", include_str!("../../kernels/psnr.cl")),
     ("moment", include_str!("../../kernels/moment.cl")),
     ("ansnr", include_str!("../../kernels/ansnr.cl")),
+    ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 
 /// The self-contained source of a kernel family: header inlined.
@@ -58,11 +61,7 @@ pub fn fnv1a(parts: &[&[u8]]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::gpu::KernelSpec;
     use crate::features::{ansnr, moment, psnr};
-
-    const SPECS: [&KernelSpec; 4] =
-        [&psnr::PSNR_SSE, &moment::MOMENT_SUMS, &ansnr::ANSNR_FILTER_ROWS, &ansnr::ANSNR_ROW_GROUPS];
 
     /// The parameter list of `KERNEL name(...)` in a family's source.
     fn parameters(source: &str, name: &str) -> Vec<String> {
@@ -74,7 +73,7 @@ mod tests {
 
     #[test]
     fn every_kernel_spec_has_a_c_body_with_its_layout() {
-        for spec in SPECS {
+        for spec in crate::features::kernel_specs() {
             let src = source(spec.family).unwrap();
             let params = parameters(&src, spec.name);
             assert_eq!(params.len(), spec.buffers + spec.scalars, "{}: {params:?}", spec.name);

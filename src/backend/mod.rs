@@ -12,6 +12,7 @@ pub mod kernels;
 pub mod opencl;
 mod recorder;
 pub mod select;
+pub mod selftest;
 mod staging;
 pub mod vulkan;
 

@@ -35,3 +35,38 @@ pub fn without_timing(json: &str) -> serde_json::Value {
     v.as_object_mut().expect("object").remove("timing");
     v
 }
+
+/// The feature names a gate file selects (`features:` as a list of names
+/// or `{name: ...}` entries; `all` is every registered feature), so tests
+/// count cells from the gate instead of hard-coding its size.
+pub fn gate_features(gate: &str) -> Vec<String> {
+    let read = |p: &str| -> serde_yaml::Value {
+        serde_yaml::from_str(&std::fs::read_to_string(root().join(p)).expect("gate file")).expect("YAML")
+    };
+    let doc = read(gate);
+    match &doc["features"] {
+        serde_yaml::Value::String(s) if s == "all" => {
+            let reg = read("gates/features.yaml");
+            reg["features"].as_mapping().expect("features").keys().map(|k| k.as_str().unwrap().to_string()).collect()
+        }
+        serde_yaml::Value::Sequence(list) => {
+            list.iter().map(|f| f.as_str().or_else(|| f["name"].as_str()).expect("feature name").to_string()).collect()
+        }
+        other => panic!("{gate}: unexpected features: {other:?}"),
+    }
+}
+
+/// The software GPUs every kernel test runs on: Mesa lavapipe (Vulkan) and
+/// PoCL (OpenCL). Both must be there: a GPU test that skips itself proves
+/// nothing, so a missing driver fails with the package that provides it
+/// (`scripts/test.sh` installs both).
+pub fn software_gpus() -> Vec<(&'static str, std::sync::Arc<dyn ulpgate::backend::gpu::Gpu>)> {
+    use ulpgate::backend::{opencl, vulkan};
+    use ulpgate::config::gate::DeviceSelector;
+    let lavapipe = vulkan::open(Some(&DeviceSelector::Name("llvmpipe".into())), vulkan::Options::default())
+        .unwrap_or_else(|e| panic!("this test runs on Mesa lavapipe (apt-get install mesa-vulkan-drivers): {e}"));
+    let pocl = opencl::open(None)
+        .unwrap_or_else(|e| panic!("this test runs on PoCL (apt-get install pocl-opencl-icd ocl-icd-libopencl1): {e}"));
+    assert_eq!(pocl.device().device_type.as_deref(), Some("cpu"), "expected PoCL's CPU device");
+    vec![("vulkan", lavapipe), ("opencl", pocl)]
+}

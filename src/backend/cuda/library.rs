@@ -66,6 +66,21 @@ pub fn libraries() -> Result<&'static Libraries, String> {
     FOUND.get_or_init(find).as_ref().map_err(Clone::clone)
 }
 
+/// NVRTC alone, for compiling kernels where there is no driver (the
+/// tests' check that every family compiles as CUDA).
+pub fn nvrtc_only() -> Result<(), String> {
+    static FOUND: OnceLock<Result<Library, String>> = OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let mut names = cudarc::get_lib_name_candidates("nvrtc");
+            names.extend(toolkit_nvrtc_paths());
+            open_first("NVRTC", "libnvrtc.so.13", &names, NVRTC_SYMBOLS)
+        })
+        .as_ref()
+        .map(|_| ())
+        .map_err(Clone::clone)
+}
+
 fn find() -> Result<Libraries, String> {
     let driver =
         open_first("the CUDA driver", "libcuda.so.1", &cudarc::get_lib_name_candidates("cuda"), DRIVER_SYMBOLS)?;

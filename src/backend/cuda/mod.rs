@@ -30,6 +30,24 @@ pub fn unavailable_reason() -> Option<String> {
     init().err()
 }
 
+/// Compiles kernel family `family` with NVRTC, with the options every CUDA
+/// run uses, for `sm_{arch}` (major * 10 + minor), without a driver or a
+/// device: the check that the CUDA dialect of every family compiles, which
+/// runs wherever NVRTC is (CI installs it from PyPI's nvidia-cuda-nvrtc).
+/// Returns the CUBIN's size.
+pub fn compile_family(family: &str, arch: u32) -> anyhow::Result<usize> {
+    library::nvrtc_only().map_err(|e| anyhow!(e))?;
+    let source = super::kernels::source(family)?;
+    let image = nvrtc::compile(&source, &format!("{family}.cl"), nvrtc::Target::Cubin(arch))?;
+    Ok(image.len())
+}
+
+/// The architectures this NVRTC compiles for (major * 10 + minor).
+pub fn nvrtc_archs() -> anyhow::Result<Vec<u32>> {
+    library::nvrtc_only().map_err(|e| anyhow!(e))?;
+    nvrtc::supported_archs()
+}
+
 /// A device as the driver API names it.
 #[derive(Debug, Clone, Copy)]
 pub struct CudaDevice {

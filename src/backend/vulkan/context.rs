@@ -22,6 +22,8 @@ pub struct Shared {
     pub queue_family: u32,
     pub memory: vk::PhysicalDeviceMemoryProperties,
     pub limits: vk::PhysicalDeviceLimits,
+    /// The optional features enabled on the device (shaderInt64, shaderFloat64).
+    pub features: vk::PhysicalDeviceFeatures,
     /// VK_KHR_push_descriptor, when the device has it (else descriptor pools).
     pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
     pub pipeline_cache: vk::PipelineCache,
@@ -81,7 +83,19 @@ impl VulkanGpu {
         let use_push = options.push_descriptor && physical.has_extension(ash::khr::push_descriptor::NAME);
         let extensions: Vec<*const std::ffi::c_char> =
             if use_push { vec![ash::khr::push_descriptor::NAME.as_ptr()] } else { Vec::new() };
-        let create = vk::DeviceCreateInfo::default().queue_create_infos(&queues).enabled_extension_names(&extensions);
+        // 64-bit integers and floats, where the device has them: the WGSL
+        // kernels of the integer features use i64/u64 (shaders/README.md).
+        // A kernel that needs one the device lacks is refused by name when
+        // it loads (pipeline.rs), never run.
+        // SAFETY: a plain query on a valid physical device.
+        let available = unsafe { vk_instance.get_physical_device_features(physical.handle) };
+        let features = vk::PhysicalDeviceFeatures::default()
+            .shader_int64(available.shader_int64 == vk::TRUE)
+            .shader_float64(available.shader_float64 == vk::TRUE);
+        let create = vk::DeviceCreateInfo::default()
+            .queue_create_infos(&queues)
+            .enabled_extension_names(&extensions)
+            .enabled_features(&features);
         // SAFETY: valid physical device and create info.
         let device = unsafe { vk_instance.create_device(physical.handle, &create, None) }
             .map_err(|e| format!("vkCreateDevice on {} failed with {e:?} ({e})", physical.info.name))?;
@@ -111,6 +125,7 @@ impl VulkanGpu {
             queue_family,
             memory,
             limits: props.limits,
+            features,
             push_descriptor,
             pipeline_cache,
             _instance: instance,

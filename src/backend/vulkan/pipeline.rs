@@ -26,7 +26,7 @@ pub struct VkKernel {
 impl VkKernel {
     pub fn new(shared: &Arc<Shared>, spec: &'static KernelSpec) -> Result<VkKernel> {
         let shader = shaders::find(spec.name)
-            .ok_or_else(|| anyhow!("kernel {}: this build has no shaders/{}.comp", spec.name, spec.name))?;
+            .ok_or_else(|| anyhow!("kernel {}: this build has no shaders/{}.comp or .wgsl", spec.name, spec.name))?;
         let words = shader.words();
         match shaders::entry_point(&words) {
             Some((name, size)) if name == spec.name && size == spec.workgroup => {}
@@ -36,6 +36,15 @@ impl VkKernel {
                 spec.name,
                 spec.workgroup
             ),
+        }
+        let caps = shaders::capabilities(&words);
+        for (cap, feature, enabled) in [
+            (shaders::CAPABILITY_INT64, "shaderInt64", shared.features.shader_int64),
+            (shaders::CAPABILITY_FLOAT64, "shaderFloat64", shared.features.shader_float64),
+        ] {
+            if caps.contains(&cap) && enabled != vk::TRUE {
+                bail!("kernel {}: needs the Vulkan feature {feature}, which this device does not offer", spec.name);
+            }
         }
         let limits = &shared.limits;
         let invocations: u32 = spec.workgroup.iter().product();

@@ -73,3 +73,14 @@ pub fn uniform_bindings(words: &[u32]) -> Vec<u32> {
     out.sort();
     out
 }
+
+/// The SPIR-V capabilities a module declares (OpCapability operands).
+pub fn capabilities(words: &[u32]) -> Vec<u32> {
+    const OP_CAPABILITY: u32 = 17;
+    instructions(words).filter(|(op, args)| *op == OP_CAPABILITY && !args.is_empty()).map(|(_, args)| args[0]).collect()
+}
+
+/// SPIR-V `Float64`.
+pub const CAPABILITY_FLOAT64: u32 = 10;
+/// SPIR-V `Int64`.
+pub const CAPABILITY_INT64: u32 = 11;

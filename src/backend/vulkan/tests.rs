@@ -6,12 +6,13 @@ use super::context::{Options, VulkanGpu};
 use super::shaders::{self, SHADERS};
 use crate::backend::gpu::{Arg, Gpu, KernelSpec};
 use crate::config::gate::DeviceSelector;
-use crate::features::ansnr::{ANSNR_FILTER_ROWS, ANSNR_ROW_GROUPS};
-use crate::features::moment::MOMENT_SUMS;
 use crate::features::psnr::PSNR_SSE;
 use std::sync::Arc;
 
-static SPECS: [&KernelSpec; 4] = [&PSNR_SSE, &MOMENT_SUMS, &ANSNR_FILTER_ROWS, &ANSNR_ROW_GROUPS];
+/// Every kernel of the build (the features' and the dialect self-test's).
+fn specs() -> Vec<&'static KernelSpec> {
+    crate::features::kernel_specs()
+}
 
 fn lavapipe(options: Options) -> Arc<VulkanGpu> {
     super::open(Some(&DeviceSelector::Name("llvmpipe".into())), options)
@@ -20,11 +21,16 @@ fn lavapipe(options: Options) -> Arc<VulkanGpu> {
 
 #[test]
 fn every_kernel_has_one_spirv_module_and_back() {
-    for spec in SPECS {
-        assert!(shaders::find(spec.name).is_some(), "no shaders/{}.comp", spec.name);
+    let specs = specs();
+    for spec in &specs {
+        assert!(shaders::find(spec.name).is_some(), "no shaders/{}.comp or .wgsl", spec.name);
     }
     for shader in SHADERS {
-        assert!(SPECS.iter().any(|s| s.name == shader.name), "shaders/{}.comp has no KernelSpec", shader.name);
+        assert!(
+            specs.iter().any(|s| s.name == shader.name),
+            "shaders/{} has no KernelSpec in any feature's `kernels`",
+            shader.name
+        );
     }
 }
 
@@ -35,13 +41,16 @@ fn every_kernel_has_one_spirv_module_and_back() {
 #[test]
 fn spirv_modules_validate_and_match_their_specs() {
     use naga::valid::{Capabilities, ValidationFlags, Validator};
-    for spec in SPECS {
+    for spec in specs() {
         let shader = shaders::find(spec.name).expect("checked above");
         let module = naga::front::spv::parse_u8_slice(shader.spirv, &naga::front::spv::Options::default())
             .unwrap_or_else(|e| panic!("{}: {e}", spec.name));
-        Validator::new(ValidationFlags::all(), Capabilities::IMMEDIATES)
-            .validate(&module)
-            .unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
+        Validator::new(
+            ValidationFlags::all(),
+            Capabilities::IMMEDIATES | Capabilities::SHADER_INT64 | Capabilities::FLOAT64,
+        )
+        .validate(&module)
+        .unwrap_or_else(|e| panic!("{}: {e:?}", spec.name));
         let [entry] = module.entry_points.as_slice() else { panic!("{}: one entry point", spec.name) };
         assert_eq!(entry.name, spec.name);
         assert_eq!(entry.stage, naga::ShaderStage::Compute);

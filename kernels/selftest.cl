@@ -1,0 +1,25 @@
+/*
+ * selftest family: the 64-bit integer operations the integer kernels (VIF,
+ * ADM) are built from, so a test can hold each dialect to Rust's u64/i64
+ * arithmetic (contract: SELFTEST_INT64 in src/backend/selftest.rs; the
+ * Vulkan dialect is shaders/selftest_int64.wgsl).
+ */
+#include "ulp.h"
+
+KERNEL selftest_int64(GLOBAL const ulp_u32 *a, GLOBAL const ulp_i32 *b, GLOBAL ulp_u32 *out, GLOBAL ulp_u32 *zeros,
+                      ulp_u32 n, ulp_u32 shift)
+{
+    const ulp_u32 i = GLOBAL_ID(0);
+    if (i >= n)
+        return;
+    const ulp_u64 x = (ulp_u64)a[i];
+    const ulp_u64 square = x * x;
+    const ulp_i64 product = (ulp_i64)b[i] * (ulp_i64)x;
+    /* An arithmetic shift of a signed value, as libvmaf's C relies on. */
+    const ulp_i64 rounded = (product + ((ulp_i64)1 << (shift - 1))) >> shift;
+    out[4 * i] = (ulp_u32)square;
+    out[4 * i + 1] = (ulp_u32)(square >> 32);
+    out[4 * i + 2] = (ulp_u32)(ulp_u64)rounded;
+    out[4 * i + 3] = (ulp_u32)((ulp_u64)rounded >> 32);
+    zeros[i] = ULP_CLZ64(square);
+}

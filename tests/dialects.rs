@@ -1,0 +1,38 @@
+//! The kernel dialects themselves, before any feature: every CUDA/OpenCL
+//! family compiles with NVRTC (no GPU needed; `scripts/test.sh` installs
+//! NVRTC from PyPI), and 64-bit integer arithmetic — what the integer
+//! features' kernels are built from — equals Rust's on lavapipe (WGSL
+//! dialect) and PoCL (C dialect).
+
+mod common;
+
+use ulpgate::backend::{cuda, kernels, selftest};
+
+#[test]
+fn every_kernel_family_compiles_as_cuda_with_nvrtc() {
+    let archs = cuda::nvrtc_archs().unwrap_or_else(|e| {
+        panic!("this test needs NVRTC (scripts/test.sh installs PyPI's nvidia-cuda-nvrtc; ULPGATE_CUDA_HOME points at it): {e:#}")
+    });
+    // The oldest architecture this NVRTC targets and Hopper (the device
+    // machine's H100/H200), where it knows it.
+    let mut targets = vec![*archs.iter().min().expect("NVRTC lists architectures")];
+    if archs.contains(&90) {
+        targets.push(90);
+    }
+    for (family, _) in kernels::FAMILIES {
+        for &arch in &targets {
+            let bytes =
+                cuda::compile_family(family, arch).unwrap_or_else(|e| panic!("{family}.cl for sm_{arch}: {e:#}"));
+            assert!(bytes > 0, "{family}.cl for sm_{arch}: an empty image");
+        }
+    }
+}
+
+#[test]
+fn int64_arithmetic_equals_rusts_on_lavapipe_and_pocl() {
+    for (backend, gpu) in common::software_gpus() {
+        for shift in [1, 14, 16, 31, 32] {
+            selftest::check_int64(gpu.as_ref(), shift).unwrap_or_else(|e| panic!("{backend}: {e:#}"));
+        }
+    }
+}
