@@ -58,6 +58,17 @@ pub struct FeatureImpl {
     /// Whether a frame's score depends on earlier frames (motion): such a
     /// feature sees its frames in order, on one worker.
     pub temporal: bool,
+    /// Why libvmaf's extractor refuses input of this geometry (cambi below
+    /// its minimum size, a bit depth it does not take), in libvmaf's terms;
+    /// `None` when it takes it. Such a cell is SKIP with this reason — the
+    /// feature has no score there, on any backend — and the CPU reference
+    /// refuses it too (`tests/reference.rs` checks it against libvmaf).
+    pub refuses: fn(&Geometry, &Options) -> Option<String>,
+}
+
+/// [`FeatureImpl::refuses`] of a feature that takes every geometry.
+pub fn takes_any_geometry(_: &Geometry, _: &Options) -> Option<String> {
+    None
 }
 
 /// Every feature this build implements. One line per feature: families add

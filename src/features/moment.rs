@@ -30,6 +30,7 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
     }),
     kernels: &[&MOMENT_SUMS],
     temporal: false,
+    refuses: super::takes_any_geometry,
 };
 
 /// `moment_sums` (kernels/moment.cl, shaders/moment_sums.comp): exact 64-bit

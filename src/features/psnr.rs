@@ -20,6 +20,7 @@ pub static PSNR: FeatureImpl = FeatureImpl {
     }),
     kernels: &[&PSNR_SSE],
     temporal: false,
+    refuses: super::takes_any_geometry,
 };
 
 pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
@@ -40,6 +41,7 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
     }),
     kernels: &[&PSNR_SSE],
     temporal: false,
+    refuses: super::takes_any_geometry,
 };
 
 const PSNR_NAMES: [&str; 3] = ["psnr_y", "psnr_cb", "psnr_cr"];

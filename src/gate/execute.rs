@@ -289,11 +289,19 @@ fn readiness(
             problems.push(format!("{r} ({kind})"));
         }
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err((if required { Status::Error } else { Status::Skip }, problems.join("; ")))
+    if !problems.is_empty() {
+        return Err((if required { Status::Error } else { Status::Skip }, problems.join("; ")));
     }
+    // libvmaf itself refuses this input (cambi below its minimum size): no
+    // backend has a score to compare, whatever is required.
+    let fixture = find_fixture(&plan.gates[cell.gate], &cell.fixture);
+    if let Some(imp) = crate::features::find(&cell.feature.name)
+        && let Some(geometry) = fixture.reference.geometry()
+        && let Some(why) = (imp.refuses)(&geometry, &cell.feature.options)
+    {
+        return Err((Status::Skip, format!("{} does not take {geometry} input: {why}", cell.feature.name)));
+    }
+    Ok(())
 }
 
 fn find_fixture<'a>(gate: &'a ResolvedGate, name: &str) -> &'a ResolvedFixture {
