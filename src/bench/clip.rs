@@ -268,9 +268,22 @@ fn measure(
             if backend.kind() != BackendKind::Cpu {
                 bail!("{} backends are not benchmarked on clips", backend.kind().as_str());
             }
-            let mut ext = (imp.cpu)(geometry, &none)?;
-            let included = upload_included(ext.as_mut(), options, warm)?;
-            let excluded = upload_excluded(ext.as_mut(), options, warm)?;
+            // `--threads` workers over the frames, as libvmaf's `--threads`
+            // spreads frames over its pool (one by default; a temporal
+            // feature always on one).
+            let threads = if imp.temporal { 1 } else { options.threads.unwrap_or(1) };
+            t.threads = threads;
+            let make = || (imp.cpu)(geometry, &none);
+            let included = match raw_pair(options)? {
+                Some(pair) => {
+                    score_parallel(&make, &Looped { inner: &pair, frames: threads * 2 }, threads, &|| {})?;
+                    let t0 = Instant::now();
+                    score_parallel(&make, &Looped { inner: &pair, frames: options.frames }, threads, &|| {})?;
+                    t0.elapsed().as_secs_f64()
+                }
+                _ => upload_included(make()?.as_mut(), options, warm)?,
+            };
+            let excluded = upload_excluded(make()?.as_mut(), options, warm)?;
             (included, excluded)
         }
     };

@@ -51,7 +51,9 @@ pub struct Args {
     #[arg(long, default_value_t = 240, value_name = "N")]
     frames: usize,
     /// Clip mode: host threads reading and uploading frames for a GPU
-    /// backend (default: as `run` does: up to 4 on a GPU, 1 on a CPU driver).
+    /// backend (default: as `run` does: up to 4 on a GPU, 1 on a CPU
+    /// driver), and for the CPU reference the workers its frames are spread
+    /// over, as libvmaf's `--threads` (default 1; temporal features: 1).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// Clip mode: bytes per upload of the bandwidth measurement, in MiB.

@@ -191,10 +191,11 @@ pub fn planes_bytes(geometry: &Geometry, planes: usize) -> usize {
     geometry.plane_offset(planes) * geometry.bytes_per_sample()
 }
 
-/// Scores every frame pair of `source` on the GPU with `threads` workers,
-/// each driving its own extractor (its own streams and buffers, frames in
-/// flight) over every `threads`-th frame and reading frames straight into
-/// its staging memory. Only for features whose frames are independent.
+/// Scores every frame pair of `source` with `threads` workers, each driving
+/// its own extractor over every `threads`-th frame. A GPU extractor (its own
+/// streams and buffers, frames in flight) reads frames straight into its
+/// staging memory; a CPU extractor gets them decoded from `source`. Only
+/// for features whose frames are independent (not `temporal`).
 pub fn score_parallel(
     extractor: &(dyn Fn() -> Result<Box<dyn Extractor>> + Sync),
     source: &dyn PairSource,
@@ -209,10 +210,14 @@ pub fn score_parallel(
                 scope.spawn(move || -> Result<Scores> {
                     let mut ext = extractor()?;
                     let mut scores = Scores::default();
-                    let driver =
-                        ext.gpu_driver().ok_or_else(|| anyhow::anyhow!("score_parallel needs a GPU extractor"))?;
                     for index in (k..frames).step_by(threads) {
-                        driver.extract_from(index, source, &mut scores)?;
+                        match ext.gpu_driver() {
+                            Some(driver) => driver.extract_from(index, source, &mut scores)?,
+                            None => {
+                                let (r, d) = (source.frame(index, false)?, source.frame(index, true)?);
+                                ext.extract(index, &r, &d, &mut scores)?;
+                            }
+                        }
                         on_frame();
                     }
                     ext.flush(&mut scores)?;
