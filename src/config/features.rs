@@ -73,6 +73,14 @@ pub struct OptionSpec {
     /// the option's type: a value of another type is refused, and so is a
     /// fraction where the default is a whole number (libvmaf's int options).
     pub default: Value,
+    /// libvmaf's short name for the option, accepted in its place.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alias: Option<String>,
+    /// A feature parameter (libvmaf's VMAF_OPT_FLAG_FEATURE_PARAM): a value
+    /// other than the default renames the metrics, as libvmaf does
+    /// (`integer_vif_scale0_egl_1`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub feature_param: bool,
     /// The smallest value libvmaf's option table accepts (numbers only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min: Option<f64>,

@@ -269,7 +269,12 @@ pub fn resolve_feature(
             f.precision = p;
         }
         for (key, value) in &o.options {
-            let Some(opt) = spec.options.get(key) else {
+            // By name, or by libvmaf's alias (kept under the name).
+            let found = spec
+                .options
+                .get_key_value(key)
+                .or_else(|| spec.options.iter().find(|(_, opt)| opt.alias.as_deref() == Some(key.as_str())));
+            let Some((canonical, opt)) = found else {
                 let known: Vec<&str> = spec.options.keys().map(String::as_str).collect();
                 let expected = if known.is_empty() {
                     format!("no options: {name} takes none")
@@ -305,7 +310,14 @@ pub fn resolve_feature(
                     f.golden_file = g.clone();
                 }
             }
-            f.options.insert(key.clone(), value.clone());
+            if f.options.insert(canonical.clone(), value.clone()).is_some() {
+                return Err((
+                    format!("/options/{}", escape(key)),
+                    format!("option `{canonical}` is given twice (by its name and its alias)"),
+                    None,
+                    None,
+                ));
+            }
         }
     }
     // The implementation is the authority on which metrics a set of options

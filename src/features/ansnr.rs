@@ -5,7 +5,7 @@
 
 use super::gpu::{GpuExtractor, GpuPipeline, floats, planes_bytes, word_buffer};
 use super::picture::{float_peak, float_plane_into, scaler};
-use super::{Extractor, FeatureImpl, check_known_options};
+use super::{Extractor, FeatureImpl, options};
 use crate::backend::DeviceInfo;
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
@@ -18,15 +18,15 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     name: "float_ansnr",
     options: &[],
     metrics: |options| {
-        check_known_options("float_ansnr", options, &[])?;
+        options::check("float_ansnr", options, &[])?;
         Ok(vec!["float_ansnr".into(), "float_anpsnr".into()])
     },
     cpu: |geometry, options| {
-        check_known_options("float_ansnr", options, &[])?;
+        options::check("float_ansnr", options, &[])?;
         Ok(Box::new(AnsnrCpu { bit_depth: geometry.bit_depth, planes: Default::default(), inner: Vec::new() }))
     },
     gpu: Some(|gpu, geometry, options| {
-        check_known_options("float_ansnr", options, &[])?;
+        options::check("float_ansnr", options, &[])?;
         let spec = kernel_for(gpu.device(), std::env::var_os(KERNEL_VAR).as_deref())?;
         gpu_extractor(gpu, geometry, spec)
     }),

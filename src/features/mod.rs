@@ -5,13 +5,14 @@
 pub mod ansnr;
 pub mod gpu;
 pub mod moment;
+pub mod options;
 pub mod picture;
 pub mod psnr;
 
 use crate::backend::gpu::Gpu;
 use crate::fixture::{Frame, Geometry, LoadedFixture};
 use crate::scores::Scores;
-use anyhow::{Result, bail};
+use anyhow::Result;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -45,9 +46,9 @@ pub struct FeatureImpl {
     pub name: &'static str,
     /// The metrics it emits under the given options (libvmaf's names).
     pub metrics: fn(&Options) -> Result<Vec<String>>,
-    /// Every option libvmaf's extractor takes (its option table's names),
-    /// which the registry must list too (a test keeps them equal).
-    pub options: &'static [&'static str],
+    /// libvmaf's option table for the extractor: every option it takes,
+    /// which the registry must list the same way (a test keeps them equal).
+    pub options: &'static [options::OptionDef],
     pub cpu: CpuFactory,
     /// The host pipeline shared by every GPU backend; `None` until the
     /// feature has kernels.
@@ -112,28 +113,6 @@ pub fn run_extractor(
     Ok(scores)
 }
 
-/// Reads a boolean option, with its default.
-pub fn bool_option(options: &Options, name: &str, default: bool) -> Result<bool> {
-    match options.get(name) {
-        None => Ok(default),
-        Some(Value::Bool(b)) => Ok(*b),
-        Some(other) => bail!("option {name} must be true or false, got {other}"),
-    }
-}
-
-/// Rejects options a feature does not know.
-pub fn check_known_options(feature: &str, options: &Options, known: &[&str]) -> Result<()> {
-    for key in options.keys() {
-        if !known.contains(&key.as_str()) {
-            match crate::config::suggest::nearest(key, known.iter().copied()) {
-                Some(s) => bail!("{feature} has no option `{key}` (did you mean `{s}`?)"),
-                None => bail!("{feature} has no option `{key}`; it takes: {}", known.join(", ")),
-            }
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod registry_tests {
     use super::*;
@@ -161,8 +140,16 @@ mod registry_tests {
             let ours = (imp.metrics)(&Options::new()).unwrap();
             assert_eq!(sorted(ours), sorted(spec.metrics.clone()), "{}: default metrics", imp.name);
             let registered: BTreeSet<&str> = spec.options.keys().map(String::as_str).collect();
-            let implemented: BTreeSet<&str> = imp.options.iter().copied().collect();
+            let implemented: BTreeSet<&str> = imp.options.iter().map(|d| d.name).collect();
             assert_eq!(registered, implemented, "{}: options", imp.name);
+            for d in imp.options {
+                let r = &spec.options[d.name];
+                let what = format!("{} option {}", imp.name, d.name);
+                assert_eq!(r.default, d.default.to_json(), "{what}: default");
+                assert_eq!(r.alias.as_deref(), d.alias, "{what}: alias");
+                assert_eq!((r.min, r.max), (d.min, d.max), "{what}: range");
+                assert_eq!(r.feature_param, d.feature_param, "{what}: feature_param");
+            }
             for (key, opt) in &spec.options {
                 let mut options = Options::new();
                 options.insert(key.clone(), opt.default.clone());

@@ -3,7 +3,7 @@
 
 use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
 use super::picture::{float_plane_into, scaler};
-use super::{Extractor, FeatureImpl, check_known_options};
+use super::{Extractor, FeatureImpl, options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
@@ -16,15 +16,15 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
     name: "float_moment",
     options: &[],
     metrics: |options| {
-        check_known_options("float_moment", options, &[])?;
+        options::check("float_moment", options, &[])?;
         Ok(METRICS.iter().map(|s| s.to_string()).collect())
     },
     cpu: |_, options| {
-        check_known_options("float_moment", options, &[])?;
+        options::check("float_moment", options, &[])?;
         Ok(Box::new(MomentCpu::default()))
     },
     gpu: Some(|gpu, geometry, options| {
-        check_known_options("float_moment", options, &[])?;
+        options::check("float_moment", options, &[])?;
         let pipeline = MomentGpu { kernel: gpu.load_kernel(&MOMENT_SUMS)?, geometry: *geometry };
         GpuExtractor::boxed(gpu, pipeline)
     }),

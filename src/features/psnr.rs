@@ -1,8 +1,9 @@
 //! `psnr` (libvmaf integer_psnr.c) and `float_psnr` (float_psnr.c + psnr.c).
 
 use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
+use super::options::{self, OptionDef};
 use super::picture::{float_peak, float_plane_into, scaler};
-use super::{Extractor, FeatureImpl, Options, bool_option, check_known_options};
+use super::{Extractor, FeatureImpl, Options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry, PlaneRef};
 use crate::scores::Scores;
@@ -27,15 +28,15 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
     name: "float_psnr",
     options: &[],
     metrics: |options| {
-        check_known_options("float_psnr", options, &[])?;
+        options::check("float_psnr", options, &[])?;
         Ok(vec!["float_psnr".into()])
     },
     cpu: |geometry, options| {
-        check_known_options("float_psnr", options, &[])?;
+        options::check("float_psnr", options, &[])?;
         Ok(Box::new(FloatPsnrCpu { bit_depth: geometry.bit_depth, r: Vec::new(), d: Vec::new() }))
     },
     gpu: Some(|gpu, geometry, options| {
-        check_known_options("float_psnr", options, &[])?;
+        options::check("float_psnr", options, &[])?;
         let sse = SseKernel::new(gpu.as_ref(), geometry, 1)?;
         GpuExtractor::boxed(gpu, SseGpu { sse, score: SseScore::FloatPsnr, geometry: *geometry })
     }),
@@ -45,11 +46,12 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
 };
 
 const PSNR_NAMES: [&str; 3] = ["psnr_y", "psnr_cb", "psnr_cr"];
-const PSNR_OPTIONS: &[&str] = &["enable_chroma"];
+/// integer_psnr.c's options this port takes.
+static PSNR_OPTIONS: &[OptionDef] = &[OptionDef::flag("enable_chroma", true)];
 
 fn psnr_metrics(options: &Options) -> Result<Vec<String>> {
-    check_known_options("psnr", options, PSNR_OPTIONS)?;
-    let planes = if bool_option(options, "enable_chroma", true)? { 3 } else { 1 };
+    options::check("psnr", options, PSNR_OPTIONS)?;
+    let planes = if options::get_bool(options, PSNR_OPTIONS, "enable_chroma")? { 3 } else { 1 };
     Ok(PSNR_NAMES[..planes].iter().map(|s| s.to_string()).collect())
 }
 
@@ -63,8 +65,8 @@ pub struct PsnrParams {
 
 impl PsnrParams {
     pub fn new(geometry: &Geometry, options: &Options) -> Result<Self> {
-        check_known_options("psnr", options, PSNR_OPTIONS)?;
-        let chroma = bool_option(options, "enable_chroma", true)? && geometry.planes() == 3;
+        options::check("psnr", options, PSNR_OPTIONS)?;
+        let chroma = options::get_bool(options, PSNR_OPTIONS, "enable_chroma")? && geometry.planes() == 3;
         Ok(PsnrParams {
             planes: if chroma { 3 } else { 1 },
             peak: geometry.max_value(),
