@@ -81,8 +81,8 @@ section "nvidia-smi -L"
 nvidia-smi -L
 nvidia-smi --query-gpu=name,driver_version,pci.bus_id,pcie.link.gen.current,pcie.link.width.current --format=csv
 
-section "ulpgate devices"
-step devices "$ULPGATE" devices
+section "ulpgate devices, with the kernel-dialect self-test (64-bit integers)"
+step devices "$ULPGATE" devices --check
 "$ULPGATE" devices --json >"$OUT/devices.json"
 
 # The default gate with its paths made absolute and every GPU backend

@@ -36,3 +36,15 @@ fn int64_arithmetic_equals_rusts_on_lavapipe_and_pocl() {
         }
     }
 }
+
+#[test]
+fn devices_check_runs_the_self_test_on_every_gpu_device() {
+    let out = common::ulpgate().args(["devices", "--check", "--json"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let results = doc["self_test"].as_array().expect("self_test results");
+    for backend in ["vulkan", "opencl"] {
+        let r = results.iter().find(|r| r["backend"] == backend).unwrap_or_else(|| panic!("no {backend} self-test"));
+        assert_eq!(r["ok"], true, "{r}");
+    }
+}

@@ -1,18 +1,29 @@
 use super::Outcome;
-use crate::backend;
+use crate::backend::gpu::Gpu;
+use crate::backend::{self, DeviceInfo, cuda, opencl, selftest, vulkan};
+use crate::config::gate::{BackendKind, DeviceSelector};
 use comfy_table::Table;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use serde_json::json;
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also run the kernel-dialect self-test on every GPU device: 64-bit
+    /// integer products, arithmetic shifts and leading zeros, compared with
+    /// the CPU's (what the integer features' kernels are built from). Exits
+    /// 1 when a device computes them differently, 2 when one cannot run it.
+    #[arg(long)]
+    check: bool,
 }
 
 pub fn run(args: Args) -> Outcome {
     let found = backend::enumerate();
+    let checks = if args.check { self_tests(&found) } else { Vec::new() };
+    let worst = checks.iter().map(|c| c.code).max().unwrap_or(0);
     if args.json {
         let list: Vec<_> = found
             .iter()
@@ -21,8 +32,16 @@ pub fn run(args: Args) -> Outcome {
                 Err(reason) => json!({"backend": kind.as_str(), "available": false, "reason": reason, "devices": []}),
             })
             .collect();
-        println!("{}", serde_json::to_string_pretty(&list).expect("serializes"));
-        return Ok(0);
+        let mut doc = json!(list);
+        if args.check {
+            let results: Vec<_> = checks
+                .iter()
+                .map(|c| json!({"backend": c.backend, "device": c.index, "name": c.name, "ok": c.code == 0, "detail": c.detail}))
+                .collect();
+            doc = json!({"devices": list, "self_test": results});
+        }
+        println!("{}", serde_json::to_string_pretty(&doc).expect("serializes"));
+        return Ok(worst);
     }
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(vec!["Backend", "#", "arch_id", "Name", "Driver", "API", "Type"]);
@@ -60,5 +79,54 @@ pub fn run(args: Args) -> Outcome {
         }
     }
     println!("{table}");
-    Ok(0)
+    for c in &checks {
+        let verdict = match c.code {
+            0 => "OK",
+            1 => "FAIL",
+            _ => "ERROR",
+        };
+        println!("self-test {} #{} {}: {verdict} ({})", c.backend, c.index, c.name, c.detail);
+    }
+    Ok(worst)
+}
+
+/// One device's self-test: exit code 0 (equal), 1 (different), 2 (could not run).
+struct SelfTest {
+    backend: &'static str,
+    index: usize,
+    name: String,
+    code: u8,
+    detail: String,
+}
+
+/// Runs [`backend::selftest::check_int64`] on every GPU device found.
+fn self_tests(found: &[(BackendKind, Result<Vec<DeviceInfo>, String>)]) -> Vec<SelfTest> {
+    let mut out = Vec::new();
+    for (kind, devices) in found {
+        let Ok(devices) = devices else { continue };
+        for (index, info) in devices.iter().enumerate() {
+            let selector = DeviceSelector::Index(index as u32);
+            let gpu: Result<Arc<dyn Gpu>, String> = match kind {
+                BackendKind::Vulkan => {
+                    vulkan::open(Some(&selector), vulkan::Options::default()).map(|g| g as Arc<dyn Gpu>)
+                }
+                BackendKind::Cuda => cuda::open(Some(&selector)),
+                BackendKind::Opencl => opencl::open(Some(&selector)),
+                _ => continue,
+            };
+            let (code, detail) = match gpu {
+                Err(e) => (2, format!("cannot open: {e}")),
+                Ok(gpu) => {
+                    let shifts = [1, 14, 16, 31, 32];
+                    match shifts.iter().try_for_each(|&s| selftest::check_int64(gpu.as_ref(), s)) {
+                        Ok(()) => (0, format!("{} cases x {} shifts equal", selftest::inputs().len(), shifts.len())),
+                        Err(e) if e.to_string().starts_with("selftest_int64 on") => (1, format!("{e:#}")),
+                        Err(e) => (2, format!("{e:#}")),
+                    }
+                }
+            };
+            out.push(SelfTest { backend: kind.as_str(), index, name: info.name.clone(), code, detail });
+        }
+    }
+    out
 }
