@@ -151,6 +151,15 @@ impl PairSource for Looped<'_> {
     fn frame(&self, index: usize, distorted: bool) -> Result<Frame, FixtureError> {
         self.inner.frame(index % self.inner.frames(), distorted)
     }
+
+    fn frame_into<'a>(
+        &self,
+        index: usize,
+        distorted: bool,
+        frame: &'a mut Option<Frame>,
+    ) -> Result<&'a Frame, FixtureError> {
+        self.inner.frame_into(index % self.inner.frames(), distorted, frame)
+    }
 }
 
 /// Both sides as one raw pair, when they are raw files (frames can then be
