@@ -474,18 +474,25 @@ pub fn run(options: &Options) -> Result<ClipBench> {
     for name in &options.features {
         impls.push(features::find(name).ok_or_else(|| anyhow!("unknown feature `{name}`"))?);
     }
+    // Every backend opened first (and a GPU's bandwidth measured at each
+    // thread count), then the measurements thread count by thread count and
+    // feature by feature, each backend in turn: the figures compared with
+    // each other are taken one right after the other.
+    struct Opened<'a> {
+        decl: &'a ResolvedBackend,
+        backend: std::sync::Arc<dyn Backend>,
+        external: Option<ExternalBackend>,
+        /// Host-to-device bytes per second per thread count (GPU backends).
+        bandwidth: Vec<(Option<usize>, f64)>,
+    }
     let mut backends = Vec::new();
-    let mut throughput = Vec::new();
-    // Scores of the timed passes: the cpu's per (feature, threads), and
-    // each external row's (by its index in `throughput`).
-    let mut cpu_scores: Vec<(String, usize, Scores)> = Vec::new();
-    let mut external_scores: Vec<(usize, Scores)> = Vec::new();
+    let mut opened = Vec::new();
     for decl in &options.backends {
         let name = &decl.name;
         let t0 = Instant::now();
-        let opened = backend::open(decl, &options.open);
+        let result = backend::open(decl, &options.open);
         let open_seconds = t0.elapsed().as_secs_f64();
-        let backend = match opened {
+        let backend = match result {
             Ok(b) => b,
             Err(e) => {
                 backends.push(BackendFigures {
@@ -505,31 +512,41 @@ pub fn run(options: &Options) -> Result<ClipBench> {
             h2d: Vec::new(),
             error: None,
         };
+        let mut bandwidth = Vec::new();
+        if let Some(gpu) = backend.gpu() {
+            for threads in thread_counts(options) {
+                // Measured with as many threads as the engine feeds the
+                // device with, so the bound is the one the upload-included
+                // rate runs against.
+                let feeders = threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
+                let bps = upload_bandwidth(gpu.as_ref(), options.bandwidth_bytes, 9, feeders)
+                    .with_context(|| format!("{name}: bandwidth"))?;
+                figures.h2d.push(Bandwidth { threads: feeders, bytes_per_second: bps });
+                bandwidth.push((threads, bps));
+            }
+        }
         let external = match decl.kind {
             BackendKind::External => Some(ExternalBackend::new(decl).map_err(|e| anyhow!(e))?),
             _ => None,
         };
-        for threads in thread_counts(options) {
-            // Measured with as many threads as the engine feeds the device
-            // with, so the bound is the one the upload-included rate runs
-            // against.
-            let feeders = threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
-            let bandwidth = match backend.gpu() {
-                Some(gpu) => {
-                    let bps = upload_bandwidth(gpu.as_ref(), options.bandwidth_bytes, 9, feeders)
-                        .with_context(|| format!("{name}: bandwidth"))?;
-                    figures.h2d.push(Bandwidth { threads: feeders, bytes_per_second: bps });
-                    Some(bps)
-                }
-                None => None,
-            };
-            for imp in &impls {
+        backends.push(figures);
+        opened.push(Opened { decl, backend, external, bandwidth });
+    }
+    let mut throughput = Vec::new();
+    // Scores of the timed passes: the cpu's per (feature, threads), and
+    // each external row's (by its index in `throughput`).
+    let mut cpu_scores: Vec<(String, usize, Scores)> = Vec::new();
+    let mut external_scores: Vec<(usize, Scores)> = Vec::new();
+    for threads in thread_counts(options) {
+        for imp in &impls {
+            for o in &opened {
+                let name = &o.decl.name;
                 let failed = |e: anyhow::Error| Throughput {
                     error: Some(format!("{e:#}")),
                     threads: threads.unwrap_or(1),
                     ..Throughput::empty(imp.name, name, options.frames)
                 };
-                if let Some(external) = &external {
+                if let Some(external) = &o.external {
                     let threads = threads.unwrap_or(1);
                     let measured = external_inputs(options, geometry)
                         .and_then(|inputs| measure_external(imp, external, &inputs, clip_frames, options, threads));
@@ -542,9 +559,10 @@ pub fn run(options: &Options) -> Result<ClipBench> {
                     }
                     continue;
                 }
-                match measure(imp, backend.as_ref(), &geometry, options, threads, bandwidth) {
+                let bandwidth = o.bandwidth.iter().find(|(t, _)| *t == threads).map(|(_, bps)| *bps);
+                match measure(imp, o.backend.as_ref(), &geometry, options, threads, bandwidth) {
                     Ok(m) => {
-                        if let (Some(scores), BackendKind::Cpu) = (m.scores, decl.kind) {
+                        if let (Some(scores), BackendKind::Cpu) = (m.scores, o.decl.kind) {
                             cpu_scores.push((imp.name.to_string(), m.figures.threads, scores));
                         }
                         throughput.push(m.figures);
@@ -553,7 +571,6 @@ pub fn run(options: &Options) -> Result<ClipBench> {
                 }
             }
         }
-        backends.push(figures);
     }
     // Against the cpu row of the same feature and threads.
     let is_cpu = |t: &Throughput| {
