@@ -181,10 +181,20 @@ fn clip_mode_times_a_vmaf_binary_beside_the_cpu_at_each_thread_count() {
     let dir = tempfile::tempdir().unwrap();
     let (vmaf, log) = fake_vmaf(dir.path(), None);
     let vmaf = vmaf.display().to_string();
-    let args =
-        clip_args(&["--features", "psnr,float_ansnr", "--backends", "cpu,vmaf", "--vmaf", &vmaf, "--threads", "1,2"]);
+    let args = clip_args(&[
+        "--features",
+        "psnr,float_ansnr",
+        "--backends",
+        "cpu,vmaf",
+        "--vmaf",
+        &vmaf,
+        "--threads",
+        "1,2",
+        "--rounds",
+        "2",
+    ]);
     let r = run_json(&args.iter().map(String::as_str).collect::<Vec<_>>());
-    assert_eq!(r["clip_frames"], 12);
+    assert_eq!((r["clip_frames"].as_u64(), r["rounds"].as_u64()), (Some(12), Some(2)));
     let vmaf_backend = r["backends"].as_array().unwrap().iter().find(|b| b["backend"] == "vmaf").unwrap();
     assert_eq!(vmaf_backend["device"]["kind"], "external");
     assert_eq!(vmaf_backend["device"]["driver_version"], "9.9.9-test");
@@ -193,7 +203,12 @@ fn clip_mode_times_a_vmaf_binary_beside_the_cpu_at_each_thread_count() {
     assert_eq!(rows.len(), 8, "{rows:#?}");
     for t in rows {
         assert!(t["error"].is_null(), "{t}");
-        assert!(t["upload_included_fps"].as_f64().unwrap() > 0.0, "{t}");
+        let fps = t["upload_included_fps"].as_f64().unwrap();
+        let rounds: Vec<f64> =
+            t["upload_included_fps_rounds"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        // The median of two rounds: their mean.
+        assert_eq!(rounds.len(), 2, "{t}");
+        assert!(fps > 0.0 && (fps - (rounds[0] + rounds[1]) / 2.0).abs() <= 1e-9 * fps, "{t}");
         if t["backend"] == "vmaf" {
             // One untimed run, then 12 frames' worth of timed runs: 1.
             assert_eq!((t["process_runs"].as_u64(), t["frames"].as_u64()), (Some(1), Some(12)), "{t}");
@@ -214,10 +229,11 @@ fn clip_mode_times_a_vmaf_binary_beside_the_cpu_at_each_thread_count() {
         let ratio = c["cpu_fps"].as_f64().unwrap() / c["backend_fps"].as_f64().unwrap();
         assert!((c["cpu_over_backend"].as_f64().unwrap() - ratio).abs() < 1e-9 * ratio, "{c}");
     }
-    // Two runs per (feature, threads), with vmaf's --threads set to the count.
+    // Per (feature, threads): an untimed and a timed run, then a timed run
+    // in the second round; vmaf's --threads set to the count.
     let argvs = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(argvs.lines().count(), 8, "{argvs}");
-    assert_eq!(argvs.lines().filter(|l| l.contains("--threads 2 ")).count(), 4, "{argvs}");
+    assert_eq!(argvs.lines().count(), 12, "{argvs}");
+    assert_eq!(argvs.lines().filter(|l| l.contains("--threads 2 ")).count(), 6, "{argvs}");
     for line in argvs.lines() {
         assert!(line.contains("-w 200 -h 184 -p 420 -b 8 --feature ") && line.contains(" --no_prediction "), "{line}");
     }

@@ -44,6 +44,9 @@ pub struct Options {
     /// reference's workers over the frames (default 1), an external
     /// command's `{threads}` (default 1).
     pub threads: Vec<usize>,
+    /// Times every measurement is taken, the backends in turn each time;
+    /// a figure is the median of its rounds.
+    pub rounds: usize,
 }
 
 /// Host-to-device bandwidth with some threads uploading at once.
@@ -77,6 +80,8 @@ pub struct Throughput {
     /// processes, start-up and writing their output included).
     pub upload_included_fps: f64,
     pub upload_included_ms_per_frame: f64,
+    /// Each round's upload-included figure (the one above is their median).
+    pub upload_included_fps_rounds: Vec<f64>,
     /// Frames resident (not measured for external commands).
     pub upload_excluded_fps: Option<f64>,
     pub upload_excluded_ms_per_frame: Option<f64>,
@@ -109,6 +114,7 @@ impl Throughput {
             threads: 1,
             upload_included_fps: 0.0,
             upload_included_ms_per_frame: 0.0,
+            upload_included_fps_rounds: Vec::new(),
             upload_excluded_fps: None,
             upload_excluded_ms_per_frame: None,
             upload_bytes_per_pair: None,
@@ -150,6 +156,8 @@ pub struct ClipBench {
     /// Frame pairs in the clip (it loops to `frames`).
     pub clip_frames: usize,
     pub frames: usize,
+    /// Rounds each figure is the median of.
+    pub rounds: usize,
     pub backends: Vec<BackendFigures>,
     pub throughput: Vec<Throughput>,
     pub comparisons: Vec<Comparison>,
@@ -405,10 +413,11 @@ fn external_inputs(options: &Options, geometry: Geometry) -> Result<Inputs> {
     Ok(Inputs { reference: path(&options.reference)?, distorted: path(&options.distorted)?, geometry })
 }
 
-/// An external command timed as whole processes over the clip: one
-/// untimed run (files in the page cache, the program loaded; its scores
-/// are returned for the comparison with the cpu), then enough timed runs
-/// to cover `frames` pairs. Each run must report the clip's frame count.
+/// An external command timed as whole processes over the clip: in the
+/// first round one untimed run (files in the page cache, the program
+/// loaded; its scores are returned for the comparison with the cpu), then
+/// enough timed runs to cover `frames` pairs. Each run must report the
+/// clip's frame count.
 fn measure_external(
     imp: &FeatureImpl,
     external: &ExternalBackend,
@@ -416,7 +425,8 @@ fn measure_external(
     clip_frames: usize,
     options: &Options,
     threads: usize,
-) -> Result<(Throughput, Scores)> {
+    first_round: bool,
+) -> Result<(Throughput, Option<Scores>)> {
     let name = external.program_name();
     let score = || -> Result<crate::scores::RecordedScores> {
         let recorded = external.score_files(imp.name, inputs, threads).map_err(|e| anyhow!(e))?;
@@ -425,11 +435,15 @@ fn measure_external(
         }
         Ok(recorded)
     };
-    let first = score()?;
-    for metric in (imp.metrics)(&FeatureOptions::new())? {
-        if first.scores.get(&metric).is_none() {
-            bail!("`{name}` printed no `{metric}` for {}", imp.name);
+    let mut first = None;
+    if first_round {
+        let recorded = score()?;
+        for metric in (imp.metrics)(&FeatureOptions::new())? {
+            if recorded.scores.get(&metric).is_none() {
+                bail!("`{name}` printed no `{metric}` for {}", imp.name);
+            }
         }
+        first = Some(recorded.scores);
     }
     let runs = options.frames.div_ceil(clip_frames).max(1);
     let t0 = Instant::now();
@@ -441,7 +455,7 @@ fn measure_external(
     t.threads = threads;
     t.process_runs = Some(runs);
     (t.upload_included_fps, t.upload_included_ms_per_frame) = rate(runs * clip_frames, seconds);
-    Ok((t, first.scores))
+    Ok((t, first))
 }
 
 /// The largest |a - b| over `metrics` and the frames both have (a non-finite
@@ -457,6 +471,13 @@ fn max_abs_diff(a: &Scores, b: &Scores, metrics: &[String]) -> Option<f64> {
         }
     }
     worst
+}
+
+/// The median of some figures (the mean of the middle two for an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
 }
 
 /// The thread counts to measure: those given, else one default run.
@@ -532,44 +553,82 @@ pub fn run(options: &Options) -> Result<ClipBench> {
         backends.push(figures);
         opened.push(Opened { decl, backend, external, bandwidth });
     }
-    let mut throughput = Vec::new();
-    // Scores of the timed passes: the cpu's per (feature, threads), and
-    // each external row's (by its index in `throughput`).
+    let mut throughput: Vec<Throughput> = Vec::new();
+    // Scores of the first round's timed passes: the cpu's per (feature,
+    // threads), and each external row's (by its index in `throughput`).
     let mut cpu_scores: Vec<(String, usize, Scores)> = Vec::new();
     let mut external_scores: Vec<(usize, Scores)> = Vec::new();
-    for threads in thread_counts(options) {
-        for imp in &impls {
-            for o in &opened {
-                let name = &o.decl.name;
-                let failed = |e: anyhow::Error| Throughput {
-                    error: Some(format!("{e:#}")),
-                    threads: threads.unwrap_or(1),
-                    ..Throughput::empty(imp.name, name, options.frames)
-                };
-                if let Some(external) = &o.external {
-                    let threads = threads.unwrap_or(1);
-                    let measured = external_inputs(options, geometry)
-                        .and_then(|inputs| measure_external(imp, external, &inputs, clip_frames, options, threads));
-                    match measured {
-                        Ok((t, scores)) => {
-                            external_scores.push((throughput.len(), scores));
-                            throughput.push(t);
+    // Each row's figures per round: (upload included, resident) fps.
+    let mut rounds: Vec<Vec<(f64, Option<f64>)>> = Vec::new();
+    for round in 0..options.rounds.max(1) {
+        let mut row = 0;
+        for threads in thread_counts(options) {
+            for imp in &impls {
+                for o in &opened {
+                    let name = &o.decl.name;
+                    let failed = |e: anyhow::Error| Throughput {
+                        error: Some(format!("{e:#}")),
+                        threads: threads.unwrap_or(1),
+                        ..Throughput::empty(imp.name, name, options.frames)
+                    };
+                    let t = if let Some(external) = &o.external {
+                        let threads = threads.unwrap_or(1);
+                        let measured = external_inputs(options, geometry).and_then(|inputs| {
+                            measure_external(imp, external, &inputs, clip_frames, options, threads, round == 0)
+                        });
+                        match measured {
+                            Ok((t, scores)) => {
+                                if let Some(scores) = scores {
+                                    external_scores.push((row, scores));
+                                }
+                                t
+                            }
+                            Err(e) => failed(e),
                         }
-                        Err(e) => throughput.push(failed(e)),
-                    }
-                    continue;
-                }
-                let bandwidth = o.bandwidth.iter().find(|(t, _)| *t == threads).map(|(_, bps)| *bps);
-                match measure(imp, o.backend.as_ref(), &geometry, options, threads, bandwidth) {
-                    Ok(m) => {
-                        if let (Some(scores), BackendKind::Cpu) = (m.scores, o.decl.kind) {
-                            cpu_scores.push((imp.name.to_string(), m.figures.threads, scores));
+                    } else {
+                        let bandwidth = o.bandwidth.iter().find(|(t, _)| *t == threads).map(|(_, bps)| *bps);
+                        match measure(imp, o.backend.as_ref(), &geometry, options, threads, bandwidth) {
+                            Ok(m) => {
+                                if let (Some(scores), BackendKind::Cpu, 0) = (m.scores, o.decl.kind, round) {
+                                    cpu_scores.push((imp.name.to_string(), m.figures.threads, scores));
+                                }
+                                m.figures
+                            }
+                            Err(e) => failed(e),
                         }
-                        throughput.push(m.figures);
+                    };
+                    if round == 0 {
+                        throughput.push(t);
+                        rounds.push(Vec::new());
+                    } else if t.error.is_some() && throughput[row].error.is_none() {
+                        throughput[row] = t;
+                    } else if t.error.is_none() {
+                        rounds[row].push((t.upload_included_fps, t.upload_excluded_fps));
                     }
-                    Err(e) => throughput.push(failed(e)),
+                    if round == 0 && throughput[row].error.is_none() {
+                        let t = &throughput[row];
+                        rounds[row].push((t.upload_included_fps, t.upload_excluded_fps));
+                    }
+                    row += 1;
                 }
             }
+        }
+    }
+    // Each figure the median of its rounds.
+    for (t, figures) in throughput.iter_mut().zip(&rounds) {
+        if t.error.is_some() || figures.is_empty() {
+            continue;
+        }
+        t.upload_included_fps_rounds = figures.iter().map(|f| f.0).collect();
+        t.upload_included_fps = median(figures.iter().map(|f| f.0).collect());
+        t.upload_included_ms_per_frame = 1e3 / t.upload_included_fps;
+        let resident: Vec<f64> = figures.iter().filter_map(|f| f.1).collect();
+        if !resident.is_empty() {
+            let fps = median(resident);
+            (t.upload_excluded_fps, t.upload_excluded_ms_per_frame) = (Some(fps), Some(1e3 / fps));
+        }
+        if let Some(bound) = t.upload_bound_fps {
+            t.upload_included_vs_bound = Some(t.upload_included_fps / bound);
         }
     }
     // Against the cpu row of the same feature and threads.
@@ -625,6 +684,7 @@ pub fn run(options: &Options) -> Result<ClipBench> {
         geometry: geometry.to_string(),
         clip_frames,
         frames: options.frames,
+        rounds: options.rounds.max(1),
         backends,
         throughput,
         comparisons,

@@ -74,6 +74,11 @@ pub struct Args {
     /// (`1,2`) measures each count in turn.
     #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
     threads: Vec<usize>,
+    /// Clip mode: take every measurement this many times, the backends in
+    /// turn each time, and report the median (robust to other work on the
+    /// machine).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    rounds: usize,
     /// Clip mode: bytes per upload of the bandwidth measurement, in MiB.
     #[arg(long, default_value_t = 32, value_name = "MIB")]
     bandwidth_mib: usize,
@@ -124,8 +129,10 @@ pub fn run(args: Args) -> Outcome {
 }
 
 fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
-    if args.declarations.is_some() || args.vmaf.is_some() || !args.threads.is_empty() {
-        return Err(anyhow!("--gate, --vmaf and --threads are for --clip; gates to time are arguments").into());
+    if args.declarations.is_some() || args.vmaf.is_some() || !args.threads.is_empty() || args.rounds != 1 {
+        return Err(
+            anyhow!("--gate, --vmaf, --threads and --rounds are for --clip; gates to time are arguments").into()
+        );
     }
     let files = if args.gates.is_empty() { vec![PathBuf::from("gates/default.yaml")] } else { args.gates.clone() };
     let mut gates = Vec::new();
@@ -301,6 +308,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         open,
         bandwidth_bytes: args.bandwidth_mib.max(1) << 20,
         threads: args.threads.clone(),
+        rounds: args.rounds,
     };
     let result = clip::run(&options)?;
 
@@ -322,12 +330,13 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
     }
     let m = &result.machine;
     println!(
-        "{} vs {} ({}, {} frames), {} frame pairs per figure\nmachine: {} ({} CPUs, {} {}), {}\n{backends}",
+        "{} vs {} ({}, {} frames), {} frame pairs per figure, the median of {} round(s)\nmachine: {} ({} CPUs, {} {}), {}\n{backends}",
         result.reference,
         result.distorted,
         result.geometry,
         result.clip_frames,
         result.frames,
+        result.rounds,
         m.cpu_model.as_deref().unwrap_or("unknown CPU"),
         m.cpus,
         m.os,
@@ -374,7 +383,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
     if let Some(first) = externals.first() {
         println!(
             "External backends run as whole processes: start-up, reading the files and writing their JSON \
-             count in their time, {} run(s) of the {}-frame clip per figure after one untimed run; `{{threads}}` \
+             count in their time, {} run(s) of the {}-frame clip per round after one untimed run; `{{threads}}` \
              is the Threads column. ulpgate's \"upload incl.\" figures read the frames from the files too \
              (without a process start).",
             first.process_runs.unwrap_or(0),
