@@ -7,10 +7,10 @@ pub mod process;
 pub mod template;
 
 use super::{Backend, DeviceInfo, DeviceKind, SideOutput, SideRequest};
-use crate::config::gate::{BackendKind, DeclaredKind, ExternalCommand};
+use crate::config::gate::{BackendKind, DeclaredDevice, DeclaredKind, ExternalCommand};
 use crate::config::{ResolvedBackend, ResolvedFeature, ResolvedFixture};
 use crate::fixture::{Frame, FrameSource, LoadedFixture};
-use crate::scores::parse_libvmaf_json;
+use crate::scores::{RecordedScores, parse_libvmaf_json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -52,9 +52,9 @@ impl ExternalBackend {
     }
 
     /// The argv for one side, every placeholder filled.
-    fn argv(&self, feature: &ResolvedFeature, inputs: &Inputs, output: &Path) -> Result<Vec<String>, String> {
+    fn argv(&self, feature: &str, inputs: &Inputs, output: &Path, threads: usize) -> Result<Vec<String>, String> {
         let g = inputs.geometry;
-        let feature_arg = self.command.feature_args.get(&feature.name).cloned().unwrap_or_else(|| feature.name.clone());
+        let feature_arg = self.command.feature_args.get(feature).cloned().unwrap_or_else(|| feature.to_string());
         let value = |name: &str| -> String {
             match name {
                 "reference" => inputs.reference.display().to_string(),
@@ -66,11 +66,135 @@ impl ExternalBackend {
                 "pixel_format" => g.pixel_format(),
                 "feature" => feature_arg.clone(),
                 "output" => output.display().to_string(),
+                "threads" => threads.to_string(),
                 other => unreachable!("template::check admits no placeholder `{other}`"),
             }
         };
         self.command.argv.iter().map(|t| template::expand(t, &value).map_err(|e| e.message)).collect()
     }
+
+    /// Runs the command once for `feature` on two files and reads the
+    /// libvmaf JSON it writes; `threads` fills `{threads}`. Every failure
+    /// is a one-line reason (exit status and the tail of its stderr,
+    /// timeout, output that is not libvmaf JSON).
+    pub fn score_files(&self, feature: &str, inputs: &Inputs, threads: usize) -> Result<RecordedScores, String> {
+        let dir = tempfile::Builder::new()
+            .prefix("ulpgate-external-")
+            .tempdir()
+            .map_err(|e| format!("cannot create a temporary folder: {e}"))?;
+        let output = dir.path().join("output.json");
+        let argv = self.argv(feature, inputs, &output, threads)?;
+        let name = program(&argv);
+        let timeout = Duration::from_secs(self.command.timeout_s);
+        let finished = process::run(&argv, timeout).map_err(|e| match e {
+            process::RunError::Spawn(e) => format!("cannot run `{}`: {e}", argv[0]),
+            process::RunError::Wait(e) => format!("lost `{name}` while waiting for it: {e}"),
+            process::RunError::Timeout { stderr } => {
+                format!(
+                    "`{name}` timed out after {} s and was killed{}",
+                    self.command.timeout_s,
+                    tail_note(&stderr, "")
+                )
+            }
+        })?;
+        if !finished.status.success() {
+            return Err(format!(
+                "`{name}` {}{}",
+                process::describe_status(&finished.status),
+                tail_note(&finished.stderr, &finished.stdout)
+            ));
+        }
+        let text = std::fs::read_to_string(&output).map_err(|e| {
+            let why =
+                if e.kind() == std::io::ErrorKind::NotFound { "wrote nothing".to_string() } else { e.to_string() };
+            format!("`{name}` succeeded but {why} at {{output}}{}", tail_note(&finished.stderr, &finished.stdout))
+        })?;
+        serde_json::from_str(&text)
+            .map_err(anyhow::Error::from)
+            .and_then(|doc| parse_libvmaf_json(&doc))
+            .map_err(|e| format!("`{name}` wrote output that is not libvmaf JSON: {e:#}"))
+    }
+
+    /// The name notes call the command by: its program's file name.
+    pub fn program_name(&self) -> String {
+        program(&self.command.argv)
+    }
+}
+
+/// libvmaf's `vmaf` tool as an external backend named `name`: the
+/// arguments the README's example gives it, with `--threads {threads}`,
+/// and its device declared from `program --version` (a CPU build).
+pub fn libvmaf_backend(name: &str, program: &Path) -> Result<ResolvedBackend, String> {
+    let shown = program.display();
+    let argv0 = if program.components().count() > 1 {
+        std::path::absolute(program).map_err(|e| format!("{shown}: {e}"))?.display().to_string()
+    } else {
+        program.display().to_string()
+    };
+    let version = process::run(&[argv0.clone(), "--version".into()], Duration::from_secs(30))
+        .map_err(|e| match e {
+            process::RunError::Spawn(e) => format!("cannot run `{shown} --version`: {e}"),
+            process::RunError::Wait(e) => format!("lost `{shown} --version`: {e}"),
+            process::RunError::Timeout { .. } => format!("`{shown} --version` did not finish in 30 s"),
+        })
+        .and_then(|f| {
+            // libvmaf's tool prints it on stderr.
+            let text = if f.stdout.trim().is_empty() { f.stderr.trim() } else { f.stdout.trim() }.to_string();
+            if f.status.success() && !text.is_empty() {
+                Ok(text)
+            } else {
+                Err(format!(
+                    "`{shown} --version` {}{}",
+                    process::describe_status(&f.status),
+                    tail_note(&f.stderr, &f.stdout)
+                ))
+            }
+        })?;
+    let version = version.lines().last().unwrap_or_default().trim().to_string();
+    let mut argv = vec![argv0];
+    argv.extend(
+        [
+            "-r",
+            "{reference}",
+            "-d",
+            "{distorted}",
+            "-w",
+            "{width}",
+            "-h",
+            "{height}",
+            "-p",
+            "{chroma}",
+            "-b",
+            "{bit_depth}",
+            "--feature",
+            "{feature}",
+            "--no_prediction",
+            "--threads",
+            "{threads}",
+            "--quiet",
+            "--json",
+            "-o",
+            "{output}",
+        ]
+        .map(String::from),
+    );
+    Ok(ResolvedBackend {
+        name: name.to_string(),
+        kind: BackendKind::External,
+        required: true,
+        device: None,
+        command: Some(ExternalCommand {
+            argv,
+            feature_args: Default::default(),
+            timeout_s: 600,
+            device: DeclaredDevice {
+                name: format!("libvmaf {version} ({shown})"),
+                arch_id: format!("cpu:{}", std::env::consts::ARCH),
+                kind: DeclaredKind::Cpu,
+                driver_version: Some(version),
+            },
+        }),
+    })
 }
 
 /// The name a note calls the command by: its program's file name.
@@ -80,10 +204,10 @@ fn program(argv: &[String]) -> String {
 }
 
 /// What the command reads: two files and their geometry.
-struct Inputs {
-    reference: PathBuf,
-    distorted: PathBuf,
-    geometry: crate::fixture::Geometry,
+pub struct Inputs {
+    pub reference: PathBuf,
+    pub distorted: PathBuf,
+    pub geometry: crate::fixture::Geometry,
 }
 
 /// Files the command can read: raw and Y4M fixtures as they are (absolute
@@ -140,6 +264,8 @@ impl Backend for ExternalBackend {
         Ok(())
     }
 
+    /// `{threads}` is 1: each side is one job, and the runner runs sides
+    /// side by side.
     fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String> {
         let loaded = (request.frames)().map_err(|e| e.to_string())?;
         let dir = tempfile::Builder::new()
@@ -147,40 +273,11 @@ impl Backend for ExternalBackend {
             .tempdir()
             .map_err(|e| format!("cannot create a temporary folder: {e}"))?;
         let inputs = inputs(request.fixture, &loaded, dir.path())?;
-        let output = dir.path().join("output.json");
-        let argv = self.argv(request.feature, &inputs, &output)?;
-        let name = program(&argv);
-        let timeout = Duration::from_secs(self.command.timeout_s);
-        let finished = process::run(&argv, timeout).map_err(|e| match e {
-            process::RunError::Spawn(e) => format!("cannot run `{}`: {e}", argv[0]),
-            process::RunError::Wait(e) => format!("lost `{name}` while waiting for it: {e}"),
-            process::RunError::Timeout { stderr } => {
-                format!(
-                    "`{name}` timed out after {} s and was killed{}",
-                    self.command.timeout_s,
-                    tail_note(&stderr, "")
-                )
-            }
-        })?;
-        if !finished.status.success() {
-            return Err(format!(
-                "`{name}` {}{}",
-                process::describe_status(&finished.status),
-                tail_note(&finished.stderr, &finished.stdout)
-            ));
-        }
-        let text = std::fs::read_to_string(&output).map_err(|e| {
-            let why =
-                if e.kind() == std::io::ErrorKind::NotFound { "wrote nothing".to_string() } else { e.to_string() };
-            format!("`{name}` succeeded but {why} at {{output}}{}", tail_note(&finished.stderr, &finished.stdout))
-        })?;
-        let recorded = serde_json::from_str(&text)
-            .map_err(anyhow::Error::from)
-            .and_then(|doc| parse_libvmaf_json(&doc))
-            .map_err(|e| format!("`{name}` wrote output that is not libvmaf JSON: {e:#}"))?;
+        let recorded = self.score_files(&request.feature.name, &inputs, 1)?;
         if recorded.frames != loaded.frames() {
             return Err(format!(
-                "frame-count mismatch: `{name}` reported {} frames of {} for fixture `{}`, which has {}",
+                "frame-count mismatch: `{}` reported {} frames of {} for fixture `{}`, which has {}",
+                self.program_name(),
                 recorded.frames,
                 request.feature.name,
                 request.fixture.name,

@@ -12,9 +12,11 @@
 
 use super::meter::upload_bandwidth;
 use super::{Machine, rate};
+use crate::backend::external::{ExternalBackend, Inputs};
 use crate::backend::gpu::{CountingGpu, Gpu};
 use crate::backend::worker_threads;
 use crate::backend::{self, Backend, DeviceInfo, OpenOptions};
+use crate::calibration::time;
 use crate::config::ResolvedBackend;
 use crate::config::gate::BackendKind;
 use crate::features::gpu::{IN_FLIGHT, score_parallel};
@@ -31,12 +33,27 @@ pub struct Options {
     /// Frame pairs timed per measurement.
     pub frames: usize,
     pub features: Vec<String>,
-    pub backends: Vec<String>,
+    /// The backends to measure, in order: built-in ones, and external
+    /// commands (a real `vmaf`) declared by a gate or `--vmaf`.
+    pub backends: Vec<ResolvedBackend>,
     pub open: OpenOptions,
     /// Bytes per upload of the bandwidth measurement.
     pub bandwidth_bytes: usize,
-    /// Host threads feeding a GPU backend (default: what `run` uses).
-    pub threads: Option<usize>,
+    /// Thread counts, each measured in turn (empty: the default). A GPU
+    /// backend's host threads (default: what `run` uses), the CPU
+    /// reference's workers over the frames (default 1), an external
+    /// command's `{threads}` (default 1).
+    pub threads: Vec<usize>,
+    /// Times every measurement is taken, the backends in turn each time;
+    /// a figure is the median of its rounds.
+    pub rounds: usize,
+}
+
+/// Host-to-device bandwidth with some threads uploading at once.
+#[derive(Debug, Serialize)]
+pub struct Bandwidth {
+    pub threads: usize,
+    pub bytes_per_second: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -44,10 +61,9 @@ pub struct BackendFigures {
     pub backend: String,
     pub device: Option<DeviceInfo>,
     pub open_seconds: f64,
-    /// Host to device through `Gpu` uploads (GPU backends), bytes/second,
-    /// with `h2d_threads` threads uploading at once.
-    pub h2d_bytes_per_second: Option<f64>,
-    pub h2d_threads: usize,
+    /// Host to device through `Gpu` uploads (GPU backends), per thread
+    /// count measured.
+    pub h2d: Vec<Bandwidth>,
     pub error: Option<String>,
 }
 
@@ -55,23 +71,37 @@ pub struct BackendFigures {
 pub struct Throughput {
     pub feature: String,
     pub backend: String,
+    /// Frame pairs timed.
     pub frames: usize,
-    /// Host threads that read and uploaded frames (GPU backends, raw clips).
+    /// Host threads that read and uploaded frames (GPU backends), workers
+    /// over the frames (cpu), or the external command's `{threads}`.
     pub threads: usize,
+    /// Frames read from the files and scored (external commands: whole
+    /// processes, start-up and writing their output included).
     pub upload_included_fps: f64,
     pub upload_included_ms_per_frame: f64,
-    pub upload_excluded_fps: f64,
-    pub upload_excluded_ms_per_frame: f64,
+    /// Each round's upload-included figure (the one above is their median).
+    pub upload_included_fps_rounds: Vec<f64>,
+    /// Frames resident (not measured for external commands).
+    pub upload_excluded_fps: Option<f64>,
+    pub upload_excluded_ms_per_frame: Option<f64>,
     /// Bytes the pipeline uploads per frame pair (GPU backends).
     pub upload_bytes_per_pair: Option<u64>,
-    /// `h2d_bytes_per_second / upload_bytes_per_pair`.
+    /// `h2d bytes per second / upload_bytes_per_pair`, same thread count.
     pub upload_bound_fps: Option<f64>,
     /// `upload_included_fps / upload_bound_fps`: 1 means upload-bound.
     pub upload_included_vs_bound: Option<f64>,
-    /// cpu upload-included time over this one's, same feature.
+    /// cpu upload-included time over this one's, same feature and threads.
     pub speedup_vs_cpu: Option<f64>,
     /// Kernels that completed on the device (GPU backends): the proof it ran there.
     pub dispatches: Option<u64>,
+    /// External commands: timed runs over the whole clip (after one
+    /// untimed run, whose scores are compared with the cpu's).
+    pub process_runs: Option<usize>,
+    /// External commands: the largest |this - cpu| over every metric of
+    /// the feature and every frame both scored (the cpu row of the same
+    /// feature and threads).
+    pub max_abs_diff_vs_cpu: Option<f64>,
     pub error: Option<String>,
 }
 
@@ -84,16 +114,33 @@ impl Throughput {
             threads: 1,
             upload_included_fps: 0.0,
             upload_included_ms_per_frame: 0.0,
-            upload_excluded_fps: 0.0,
-            upload_excluded_ms_per_frame: 0.0,
+            upload_included_fps_rounds: Vec::new(),
+            upload_excluded_fps: None,
+            upload_excluded_ms_per_frame: None,
             upload_bytes_per_pair: None,
             upload_bound_fps: None,
             upload_included_vs_bound: None,
             speedup_vs_cpu: None,
             dispatches: None,
+            process_runs: None,
+            max_abs_diff_vs_cpu: None,
             error: None,
         }
     }
+}
+
+/// The CPU reference against an external command (a real `vmaf`), one
+/// feature at one thread count, both reading included.
+#[derive(Debug, Serialize)]
+pub struct Comparison {
+    pub feature: String,
+    pub threads: usize,
+    pub cpu_fps: f64,
+    pub backend: String,
+    pub backend_fps: f64,
+    /// `cpu_fps / backend_fps`: 1 or more means the CPU reference keeps up.
+    pub cpu_over_backend: f64,
+    pub max_abs_diff: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -101,12 +148,19 @@ pub struct ClipBench {
     pub schema: &'static str,
     pub mode: &'static str,
     pub machine: Machine,
+    /// When the figures were taken (UTC, RFC 3339).
+    pub date: String,
     pub reference: String,
     pub distorted: String,
     pub geometry: String,
+    /// Frame pairs in the clip (it loops to `frames`).
+    pub clip_frames: usize,
     pub frames: usize,
+    /// Rounds each figure is the median of.
+    pub rounds: usize,
     pub backends: Vec<BackendFigures>,
     pub throughput: Vec<Throughput>,
+    pub comparisons: Vec<Comparison>,
 }
 
 /// Frames of a source, from the start again at its end.
@@ -151,6 +205,15 @@ impl PairSource for Looped<'_> {
     fn frame(&self, index: usize, distorted: bool) -> Result<Frame, FixtureError> {
         self.inner.frame(index % self.inner.frames(), distorted)
     }
+
+    fn frame_into<'a>(
+        &self,
+        index: usize,
+        distorted: bool,
+        frame: &'a mut Option<Frame>,
+    ) -> Result<&'a Frame, FixtureError> {
+        self.inner.frame_into(index % self.inner.frames(), distorted, frame)
+    }
 }
 
 /// Both sides as one raw pair, when they are raw files (frames can then be
@@ -172,20 +235,40 @@ fn geometry_of(options: &Options) -> Result<Geometry> {
     Ok(r)
 }
 
-/// Scores `frames` pairs read from the files, after `warm` untimed ones.
-fn upload_included(ext: &mut dyn Extractor, options: &Options, warm: usize) -> Result<f64> {
+/// Frame pairs in the clip: the files' frame count (raw), or the frames
+/// read to the end (Y4M).
+fn clip_frames(options: &Options) -> Result<usize> {
+    if let Some(pair) = raw_pair(options)? {
+        return Ok(pair.frames());
+    }
+    let mut reader = options.reference.open()?;
+    if let Some(n) = reader.frame_count_hint() {
+        return Ok(n);
+    }
+    let mut n = 0;
+    while reader.next_frame()?.is_some() {
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Scores `frames` pairs read from the files, after `warm` untimed ones:
+/// the seconds, and the scores (frame `i` is clip frame `i % clip_frames`).
+fn upload_included(ext: &mut dyn Extractor, options: &Options, warm: usize) -> Result<(f64, Scores)> {
     let (mut r, mut d) = (Looping::open(&options.reference)?, Looping::open(&options.distorted)?);
     let mut scratch = Scores::default();
     for i in 0..warm {
         ext.extract(i, &r.next()?, &d.next()?, &mut scratch)?;
     }
     ext.flush(&mut scratch)?;
+    let (mut r, mut d) = (Looping::open(&options.reference)?, Looping::open(&options.distorted)?);
+    let mut scores = Scores::default();
     let t0 = Instant::now();
     for i in 0..options.frames {
-        ext.extract(i, &r.next()?, &d.next()?, &mut scratch)?;
+        ext.extract(i, &r.next()?, &d.next()?, &mut scores)?;
     }
-    ext.flush(&mut scratch)?;
-    Ok(t0.elapsed().as_secs_f64())
+    ext.flush(&mut scores)?;
+    Ok((t0.elapsed().as_secs_f64(), scores))
 }
 
 /// Scores `frames` pairs already in memory (GPU: on the device).
@@ -210,16 +293,26 @@ fn upload_excluded(ext: &mut dyn Extractor, options: &Options, warm: usize) -> R
     Ok(t0.elapsed().as_secs_f64())
 }
 
+/// What one measurement of a built-in backend gives: its figures, and the
+/// scores of the timed pass (the cpu's are what external commands are
+/// compared with).
+struct Measured {
+    figures: Throughput,
+    scores: Option<Scores>,
+}
+
 fn measure(
     imp: &FeatureImpl,
     backend: &dyn Backend,
     geometry: &Geometry,
     options: &Options,
+    threads: Option<usize>,
     bandwidth: Option<f64>,
-) -> Result<Throughput> {
+) -> Result<Measured> {
     let none = FeatureOptions::new();
     let warm = features::gpu::IN_FLIGHT;
     let mut t = Throughput::empty(imp.name, &backend.device().backend, options.frames);
+    let mut scores = None;
     let (included, excluded) = match backend.gpu() {
         Some(gpu) => {
             let factory = imp.gpu.ok_or_else(|| anyhow!("{} has no GPU kernels yet", imp.name))?;
@@ -229,7 +322,7 @@ fn measure(
                 // The engine `run` uses: several threads, each reading frames
                 // straight into its pinned staging, frames in flight on each.
                 Some(pair) if !imp.temporal => {
-                    let threads = options.threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
+                    let threads = threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
                     t.threads = threads;
                     let warm_up = Looped { inner: &pair, frames: threads * IN_FLIGHT * 2 };
                     score_parallel(&make, &warm_up, threads, &|| {})?;
@@ -250,7 +343,7 @@ fn measure(
                 _ => {
                     let mut ext = make()?;
                     let before = counting.uploaded();
-                    let seconds = upload_included(ext.as_mut(), options, warm)?;
+                    let (seconds, _) = upload_included(ext.as_mut(), options, warm)?;
                     // Every pair scored so far, warm-up included, counts once.
                     t.upload_bytes_per_pair = Some((counting.uploaded() - before) / (options.frames + warm) as u64);
                     seconds
@@ -271,24 +364,32 @@ fn measure(
             // `--threads` workers over the frames, as libvmaf's `--threads`
             // spreads frames over its pool (one by default; a temporal
             // feature always on one).
-            let threads = if imp.temporal { 1 } else { options.threads.unwrap_or(1) };
+            let threads = if imp.temporal { 1 } else { threads.unwrap_or(1) };
             t.threads = threads;
             let make = || (imp.cpu)(geometry, &none);
             let included = match raw_pair(options)? {
                 Some(pair) => {
                     score_parallel(&make, &Looped { inner: &pair, frames: threads * 2 }, threads, &|| {})?;
                     let t0 = Instant::now();
-                    score_parallel(&make, &Looped { inner: &pair, frames: options.frames }, threads, &|| {})?;
-                    t0.elapsed().as_secs_f64()
+                    let timed =
+                        score_parallel(&make, &Looped { inner: &pair, frames: options.frames }, threads, &|| {})?;
+                    let seconds = t0.elapsed().as_secs_f64();
+                    scores = Some(timed);
+                    seconds
                 }
-                _ => upload_included(make()?.as_mut(), options, warm)?,
+                _ => {
+                    let (seconds, timed) = upload_included(make()?.as_mut(), options, warm)?;
+                    scores = Some(timed);
+                    seconds
+                }
             };
             let excluded = upload_excluded(make()?.as_mut(), options, warm)?;
             (included, excluded)
         }
     };
     (t.upload_included_fps, t.upload_included_ms_per_frame) = rate(options.frames, included);
-    (t.upload_excluded_fps, t.upload_excluded_ms_per_frame) = rate(options.frames, excluded);
+    let (fps, ms) = rate(options.frames, excluded);
+    (t.upload_excluded_fps, t.upload_excluded_ms_per_frame) = (Some(fps), Some(ms));
     if let (Some(bw), Some(bytes)) = (bandwidth, t.upload_bytes_per_pair)
         && bytes > 0
     {
@@ -296,7 +397,92 @@ fn measure(
         t.upload_bound_fps = Some(bound);
         t.upload_included_vs_bound = Some(t.upload_included_fps / bound);
     }
-    Ok(t)
+    Ok(Measured { figures: t, scores })
+}
+
+/// The files an external command reads: the clip's, as they are.
+fn external_inputs(options: &Options, geometry: Geometry) -> Result<Inputs> {
+    let path = |source: &FrameSource| -> Result<std::path::PathBuf> {
+        match source {
+            FrameSource::Raw { path, .. } | FrameSource::Y4m { path } => {
+                std::path::absolute(path).with_context(|| path.display().to_string())
+            }
+            FrameSource::Synthetic { .. } => bail!("an external command reads files, not synthetic frames"),
+        }
+    };
+    Ok(Inputs { reference: path(&options.reference)?, distorted: path(&options.distorted)?, geometry })
+}
+
+/// An external command timed as whole processes over the clip: in the
+/// first round one untimed run (files in the page cache, the program
+/// loaded; its scores are returned for the comparison with the cpu), then
+/// enough timed runs to cover `frames` pairs. Each run must report the
+/// clip's frame count.
+fn measure_external(
+    imp: &FeatureImpl,
+    external: &ExternalBackend,
+    inputs: &Inputs,
+    clip_frames: usize,
+    options: &Options,
+    threads: usize,
+    first_round: bool,
+) -> Result<(Throughput, Option<Scores>)> {
+    let name = external.program_name();
+    let score = || -> Result<crate::scores::RecordedScores> {
+        let recorded = external.score_files(imp.name, inputs, threads).map_err(|e| anyhow!(e))?;
+        if recorded.frames != clip_frames {
+            bail!("frame-count mismatch: `{name}` reported {} frames of a {clip_frames}-frame clip", recorded.frames);
+        }
+        Ok(recorded)
+    };
+    let mut first = None;
+    if first_round {
+        let recorded = score()?;
+        for metric in (imp.metrics)(&FeatureOptions::new())? {
+            if recorded.scores.get(&metric).is_none() {
+                bail!("`{name}` printed no `{metric}` for {}", imp.name);
+            }
+        }
+        first = Some(recorded.scores);
+    }
+    let runs = options.frames.div_ceil(clip_frames).max(1);
+    let t0 = Instant::now();
+    for _ in 0..runs {
+        score()?;
+    }
+    let seconds = t0.elapsed().as_secs_f64();
+    let mut t = Throughput::empty(imp.name, &external.device().backend, runs * clip_frames);
+    t.threads = threads;
+    t.process_runs = Some(runs);
+    (t.upload_included_fps, t.upload_included_ms_per_frame) = rate(runs * clip_frames, seconds);
+    Ok((t, first))
+}
+
+/// The largest |a - b| over `metrics` and the frames both have (a non-finite
+/// value on either side counts as infinite).
+fn max_abs_diff(a: &Scores, b: &Scores, metrics: &[String]) -> Option<f64> {
+    let mut worst: Option<f64> = None;
+    for metric in metrics {
+        let (Some(x), Some(y)) = (a.get(metric), b.get(metric)) else { continue };
+        for (x, y) in x.iter().zip(y) {
+            let d = (x - y).abs();
+            let d = if d.is_finite() { d } else { f64::INFINITY };
+            worst = Some(worst.map_or(d, |w| w.max(d)));
+        }
+    }
+    worst
+}
+
+/// The median of some figures (the mean of the middle two for an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+}
+
+/// The thread counts to measure: those given, else one default run.
+fn thread_counts(options: &Options) -> Vec<Option<usize>> {
+    if options.threads.is_empty() { vec![None] } else { options.threads.iter().map(|&t| Some(t.max(1))).collect() }
 }
 
 pub fn run(options: &Options) -> Result<ClipBench> {
@@ -304,80 +490,203 @@ pub fn run(options: &Options) -> Result<ClipBench> {
         bail!("--frames must be at least 1");
     }
     let geometry = geometry_of(options)?;
+    let clip_frames = clip_frames(options)?;
     let mut impls = Vec::new();
     for name in &options.features {
         impls.push(features::find(name).ok_or_else(|| anyhow!("unknown feature `{name}`"))?);
     }
+    // Every backend opened first (and a GPU's bandwidth measured at each
+    // thread count), then the measurements thread count by thread count and
+    // feature by feature, each backend in turn: the figures compared with
+    // each other are taken one right after the other.
+    struct Opened<'a> {
+        decl: &'a ResolvedBackend,
+        backend: std::sync::Arc<dyn Backend>,
+        external: Option<ExternalBackend>,
+        /// Host-to-device bytes per second per thread count (GPU backends).
+        bandwidth: Vec<(Option<usize>, f64)>,
+    }
     let mut backends = Vec::new();
-    let mut throughput = Vec::new();
-    for name in &options.backends {
-        let kind = BackendKind::from_name(name).ok_or_else(|| anyhow!("unknown backend `{name}`"))?;
-        let decl = ResolvedBackend { name: name.clone(), kind, required: true, device: None, command: None };
+    let mut opened = Vec::new();
+    for decl in &options.backends {
+        let name = &decl.name;
         let t0 = Instant::now();
-        let opened = backend::open(&decl, &options.open);
+        let result = backend::open(decl, &options.open);
         let open_seconds = t0.elapsed().as_secs_f64();
-        let backend = match opened {
+        let backend = match result {
             Ok(b) => b,
             Err(e) => {
                 backends.push(BackendFigures {
                     backend: name.clone(),
                     device: None,
                     open_seconds,
-                    h2d_bytes_per_second: None,
-                    h2d_threads: 0,
+                    h2d: Vec::new(),
                     error: Some(e),
                 });
                 continue;
             }
         };
-        // Measured with as many threads as the engine feeds the device with,
-        // so the bound is the one the upload-included rate runs against.
-        let feeders = options.threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
-        let bandwidth = match backend.gpu() {
-            Some(gpu) => Some(
-                upload_bandwidth(gpu.as_ref(), options.bandwidth_bytes, 9, feeders)
-                    .with_context(|| format!("{name}: bandwidth"))?,
-            ),
-            None => None,
-        };
-        backends.push(BackendFigures {
+        let mut figures = BackendFigures {
             backend: name.clone(),
             device: Some(backend.device().clone()),
             open_seconds,
-            h2d_bytes_per_second: bandwidth,
-            h2d_threads: feeders,
+            h2d: Vec::new(),
             error: None,
-        });
-        for imp in &impls {
-            let t = measure(imp, backend.as_ref(), &geometry, options, bandwidth).unwrap_or_else(|e| Throughput {
-                error: Some(format!("{e:#}")),
-                ..Throughput::empty(imp.name, name, options.frames)
-            });
-            throughput.push(t);
+        };
+        let mut bandwidth = Vec::new();
+        if let Some(gpu) = backend.gpu() {
+            for threads in thread_counts(options) {
+                // Measured with as many threads as the engine feeds the
+                // device with, so the bound is the one the upload-included
+                // rate runs against.
+                let feeders = threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
+                let bps = upload_bandwidth(gpu.as_ref(), options.bandwidth_bytes, 9, feeders)
+                    .with_context(|| format!("{name}: bandwidth"))?;
+                figures.h2d.push(Bandwidth { threads: feeders, bytes_per_second: bps });
+                bandwidth.push((threads, bps));
+            }
+        }
+        let external = match decl.kind {
+            BackendKind::External => Some(ExternalBackend::new(decl).map_err(|e| anyhow!(e))?),
+            _ => None,
+        };
+        backends.push(figures);
+        opened.push(Opened { decl, backend, external, bandwidth });
+    }
+    let mut throughput: Vec<Throughput> = Vec::new();
+    // Scores of the first round's timed passes: the cpu's per (feature,
+    // threads), and each external row's (by its index in `throughput`).
+    let mut cpu_scores: Vec<(String, usize, Scores)> = Vec::new();
+    let mut external_scores: Vec<(usize, Scores)> = Vec::new();
+    // Each row's figures per round: (upload included, resident) fps.
+    let mut rounds: Vec<Vec<(f64, Option<f64>)>> = Vec::new();
+    for round in 0..options.rounds.max(1) {
+        let mut row = 0;
+        for threads in thread_counts(options) {
+            for imp in &impls {
+                for o in &opened {
+                    let name = &o.decl.name;
+                    let failed = |e: anyhow::Error| Throughput {
+                        error: Some(format!("{e:#}")),
+                        threads: threads.unwrap_or(1),
+                        ..Throughput::empty(imp.name, name, options.frames)
+                    };
+                    let t = if let Some(external) = &o.external {
+                        let threads = threads.unwrap_or(1);
+                        let measured = external_inputs(options, geometry).and_then(|inputs| {
+                            measure_external(imp, external, &inputs, clip_frames, options, threads, round == 0)
+                        });
+                        match measured {
+                            Ok((t, scores)) => {
+                                if let Some(scores) = scores {
+                                    external_scores.push((row, scores));
+                                }
+                                t
+                            }
+                            Err(e) => failed(e),
+                        }
+                    } else {
+                        let bandwidth = o.bandwidth.iter().find(|(t, _)| *t == threads).map(|(_, bps)| *bps);
+                        match measure(imp, o.backend.as_ref(), &geometry, options, threads, bandwidth) {
+                            Ok(m) => {
+                                if let (Some(scores), BackendKind::Cpu, 0) = (m.scores, o.decl.kind, round) {
+                                    cpu_scores.push((imp.name.to_string(), m.figures.threads, scores));
+                                }
+                                m.figures
+                            }
+                            Err(e) => failed(e),
+                        }
+                    };
+                    if round == 0 {
+                        throughput.push(t);
+                        rounds.push(Vec::new());
+                    } else if t.error.is_some() && throughput[row].error.is_none() {
+                        throughput[row] = t;
+                    } else if t.error.is_none() {
+                        rounds[row].push((t.upload_included_fps, t.upload_excluded_fps));
+                    }
+                    if round == 0 && throughput[row].error.is_none() {
+                        let t = &throughput[row];
+                        rounds[row].push((t.upload_included_fps, t.upload_excluded_fps));
+                    }
+                    row += 1;
+                }
+            }
         }
     }
-    let cpu: Vec<(String, f64)> = throughput
+    // Each figure the median of its rounds.
+    for (t, figures) in throughput.iter_mut().zip(&rounds) {
+        if t.error.is_some() || figures.is_empty() {
+            continue;
+        }
+        t.upload_included_fps_rounds = figures.iter().map(|f| f.0).collect();
+        t.upload_included_fps = median(figures.iter().map(|f| f.0).collect());
+        t.upload_included_ms_per_frame = 1e3 / t.upload_included_fps;
+        let resident: Vec<f64> = figures.iter().filter_map(|f| f.1).collect();
+        if !resident.is_empty() {
+            let fps = median(resident);
+            (t.upload_excluded_fps, t.upload_excluded_ms_per_frame) = (Some(fps), Some(1e3 / fps));
+        }
+        if let Some(bound) = t.upload_bound_fps {
+            t.upload_included_vs_bound = Some(t.upload_included_fps / bound);
+        }
+    }
+    // Against the cpu row of the same feature and threads.
+    let is_cpu = |t: &Throughput| {
+        options.backends.iter().any(|b| b.name == t.backend && b.kind == BackendKind::Cpu) && t.error.is_none()
+    };
+    let cpu_rows: Vec<(String, usize, f64, f64)> = throughput
         .iter()
-        .filter(|t| t.backend == "cpu" && t.error.is_none())
-        .map(|t| (t.feature.clone(), t.upload_included_ms_per_frame))
+        .filter(|t| is_cpu(t))
+        .map(|t| (t.feature.clone(), t.threads, t.upload_included_ms_per_frame, t.upload_included_fps))
         .collect();
+    let cpu_of = |t: &Throughput| cpu_rows.iter().find(|(f, n, _, _)| *f == t.feature && *n == t.threads);
     for t in &mut throughput {
-        if let Some((_, c)) = cpu.iter().find(|(f, _)| *f == t.feature)
+        if let Some((_, _, ms, _)) = cpu_of(t)
             && t.error.is_none()
             && t.upload_included_ms_per_frame > 0.0
         {
-            t.speedup_vs_cpu = Some(c / t.upload_included_ms_per_frame);
+            t.speedup_vs_cpu = Some(ms / t.upload_included_ms_per_frame);
         }
     }
+    let mut comparisons = Vec::new();
+    for (index, scores) in &external_scores {
+        let t = &mut throughput[*index];
+        let Some(imp) = features::find(&t.feature) else { continue };
+        let metrics = (imp.metrics)(&FeatureOptions::new())?;
+        // The cpu's timed pass looped the clip: its first frames are the clip's.
+        if let Some((_, _, cpu)) = cpu_scores.iter().find(|(f, n, _)| *f == t.feature && *n == t.threads) {
+            t.max_abs_diff_vs_cpu = max_abs_diff(scores, cpu, &metrics);
+        }
+        if let Some((_, _, _, cpu_fps)) = cpu_rows.iter().find(|(f, n, _, _)| *f == t.feature && *n == t.threads)
+            && t.upload_included_fps > 0.0
+        {
+            comparisons.push(Comparison {
+                feature: t.feature.clone(),
+                threads: t.threads,
+                cpu_fps: *cpu_fps,
+                backend: t.backend.clone(),
+                backend_fps: t.upload_included_fps,
+                cpu_over_backend: cpu_fps / t.upload_included_fps,
+                max_abs_diff: t.max_abs_diff_vs_cpu,
+            });
+        }
+    }
+    let order: Vec<&String> = options.features.iter().collect();
+    comparisons.sort_by_key(|c| (c.backend.clone(), order.iter().position(|f| **f == c.feature), c.threads));
     Ok(ClipBench {
-        schema: "ulpgate-bench/1",
+        schema: "ulpgate-bench/2",
         mode: "clip",
         machine: Machine::here(),
+        date: time::date_time(time::now_epoch()),
         reference: options.reference.describe(),
         distorted: options.distorted.describe(),
         geometry: geometry.to_string(),
+        clip_frames,
         frames: options.frames,
+        rounds: options.rounds.max(1),
         backends,
         throughput,
+        comparisons,
     })
 }

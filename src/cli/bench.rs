@@ -4,14 +4,19 @@
 use super::Outcome;
 use super::video::GeometryArgs;
 use crate::backend::OpenOptions;
+use crate::backend::external::libvmaf_backend;
 use crate::bench::{clip, gate};
+use crate::config::ResolvedBackend;
+use crate::config::gate::BackendKind;
 use crate::config::gate::DeviceSelector;
+use crate::config::suggest::nearest;
 use crate::config::{Diagnostics, load_gate};
 use crate::gate::Filters;
 use crate::report::write::Staged;
 use anyhow::{Context, anyhow};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -23,9 +28,20 @@ pub struct Args {
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     features: Option<Vec<String>>,
     /// Gate mode: only cells whose two backends are both listed. Clip mode:
-    /// the backends to measure (default cpu,vulkan).
+    /// the backends to measure, in order (default cpu,vulkan, and vmaf with
+    /// --vmaf): built-in ones, or names --gate or --vmaf declares.
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     backends: Option<Vec<String>>,
+    /// Clip mode: take backend declarations from this gate's `backends:`
+    /// (an external command such as a real `vmaf`, a GPU backend's device).
+    #[arg(long = "gate", value_name = "GATE")]
+    declarations: Option<PathBuf>,
+    /// Clip mode: time this libvmaf `vmaf` binary as the external backend
+    /// `vmaf` (`-r {reference} -d {distorted} -w -h -p -b --feature
+    /// {feature} --no_prediction --threads {threads} --quiet --json -o
+    /// {output}`), side by side with the CPU reference at the same threads.
+    #[arg(long, value_name = "PATH")]
+    vmaf: Option<PathBuf>,
     /// Gate mode: only these fixtures (names or trailing-* patterns).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     fixtures: Option<Vec<String>>,
@@ -52,10 +68,17 @@ pub struct Args {
     frames: usize,
     /// Clip mode: host threads reading and uploading frames for a GPU
     /// backend (default: as `run` does: up to 4 on a GPU, 1 on a CPU
-    /// driver), and for the CPU reference the workers its frames are spread
-    /// over, as libvmaf's `--threads` (default 1; temporal features: 1).
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
+    /// driver), for the CPU reference the workers its frames are spread
+    /// over, as libvmaf's `--threads` (default 1; temporal features: 1),
+    /// and an external command's `{threads}` (default 1). A list
+    /// (`1,2`) measures each count in turn.
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
+    threads: Vec<usize>,
+    /// Clip mode: take every measurement this many times, the backends in
+    /// turn each time, and report the median (robust to other work on the
+    /// machine).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    rounds: usize,
     /// Clip mode: bytes per upload of the bandwidth measurement, in MiB.
     #[arg(long, default_value_t = 32, value_name = "MIB")]
     bandwidth_mib: usize,
@@ -106,6 +129,11 @@ pub fn run(args: Args) -> Outcome {
 }
 
 fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
+    if args.declarations.is_some() || args.vmaf.is_some() || !args.threads.is_empty() || args.rounds != 1 {
+        return Err(
+            anyhow!("--gate, --vmaf, --threads and --rounds are for --clip; gates to time are arguments").into()
+        );
+    }
     let files = if args.gates.is_empty() { vec![PathBuf::from("gates/default.yaml")] } else { args.gates.clone() };
     let mut gates = Vec::new();
     let mut diags = Diagnostics::default();
@@ -201,9 +229,72 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
     Ok(0)
 }
 
+/// The backends `--clip` measures, declared: built-in kinds by name, and
+/// what `--gate` and `--vmaf` declare.
+fn clip_backends(args: &Args) -> anyhow::Result<Vec<ResolvedBackend>> {
+    let mut declared: BTreeMap<String, ResolvedBackend> = BTreeMap::new();
+    if let Some(path) = &args.declarations {
+        let mut diags = Diagnostics::default();
+        match load_gate(path) {
+            Ok(g) => declared = g.backends,
+            Err(d) => diags.extend(d),
+        }
+        diags.into_result()?;
+    }
+    if let Some(program) = &args.vmaf {
+        if declared.contains_key("vmaf") {
+            return Err(anyhow!(
+                "--vmaf declares backend `vmaf`, which {} declares too: drop one",
+                args.declarations.as_ref().map_or(String::new(), |p| p.display().to_string())
+            ));
+        }
+        let vmaf = libvmaf_backend("vmaf", program).map_err(|e| anyhow!("--vmaf: {e}"))?;
+        declared.insert("vmaf".into(), vmaf);
+    }
+    let names = match &args.backends {
+        Some(names) => {
+            if args.vmaf.is_some() && !names.iter().any(|n| n == "vmaf") {
+                return Err(anyhow!("--vmaf declares backend `vmaf`: name it in --backends (say cpu,vmaf)"));
+            }
+            names.clone()
+        }
+        None => {
+            let mut names = vec!["cpu".to_string(), "vulkan".to_string()];
+            if args.vmaf.is_some() {
+                names.push("vmaf".into());
+            }
+            names
+        }
+    };
+    names
+        .iter()
+        .map(|name| {
+            if let Some(decl) = declared.get(name) {
+                return Ok(decl.clone());
+            }
+            let kind = BackendKind::from_name(name).ok_or_else(|| {
+                let known: Vec<&str> = BackendKind::BUILTIN
+                    .iter()
+                    .map(|k| k.as_str())
+                    .chain(declared.keys().map(String::as_str))
+                    .collect();
+                let hint =
+                    nearest(name, known.iter().copied()).map_or(String::new(), |s| format!(" (did you mean `{s}`?)"));
+                anyhow!(
+                    "unknown backend `{name}`{hint}: not built in ({}), and neither --gate nor --vmaf declares it",
+                    BackendKind::BUILTIN.map(|k| k.as_str()).join(", ")
+                )
+            })?;
+            Ok(ResolvedBackend { name: name.clone(), kind, required: true, device: None, command: None })
+        })
+        .collect()
+}
+
 fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
     if !args.gates.is_empty() {
-        return Err(anyhow!("--clip times a clip, not gates: drop the GATE arguments").into());
+        return Err(
+            anyhow!("--clip times a clip, not gates: drop the GATE arguments (--gate declares backends)").into()
+        );
     }
     let features = args.features.clone().unwrap_or_else(|| {
         crate::features::implementations().filter(|f| f.gpu.is_some()).map(|f| f.name.to_string()).collect()
@@ -213,31 +304,44 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         distorted: args.video.source(&paths[1])?,
         frames: args.frames,
         features,
-        backends: args.backends.clone().unwrap_or_else(|| vec!["cpu".into(), "vulkan".into()]),
+        backends: clip_backends(args)?,
         open,
         bandwidth_bytes: args.bandwidth_mib.max(1) << 20,
-        threads: args.threads,
+        threads: args.threads.clone(),
+        rounds: args.rounds,
     };
     let result = clip::run(&options)?;
 
-    let mut backends = table(&["Backend", "Device", "Open s", "Host→device GB/s", "Upload threads"]);
+    let mut backends = table(&["Backend", "Device", "Open s", "Host→device GB/s (threads)"]);
     for b in &result.backends {
         let device = match (&b.device, &b.error) {
             (Some(d), _) => format!("{} [{}]", d.name, d.arch_id),
             (None, Some(e)) => format!("unavailable: {e}"),
             _ => String::new(),
         };
+        let h2d: Vec<String> =
+            b.h2d.iter().map(|h| format!("{:.2} ({})", h.bytes_per_second / 1e9, h.threads)).collect();
         backends.add_row(vec![
             b.backend.clone(),
             device,
             format!("{:.3}", b.open_seconds),
-            opt(b.h2d_bytes_per_second.map(|v| v / 1e9), 2),
-            if b.h2d_bytes_per_second.is_some() { b.h2d_threads.to_string() } else { "—".into() },
+            if h2d.is_empty() { "—".into() } else { h2d.join(", ") },
         ]);
     }
+    let m = &result.machine;
     println!(
-        "{} vs {} ({}), {} frame pairs per figure\n{backends}",
-        result.reference, result.distorted, result.geometry, result.frames
+        "{} vs {} ({}, {} frames), {} frame pairs per figure, the median of {} round(s)\nmachine: {} ({} CPUs, {} {}), {}\n{backends}",
+        result.reference,
+        result.distorted,
+        result.geometry,
+        result.clip_frames,
+        result.frames,
+        result.rounds,
+        m.cpu_model.as_deref().unwrap_or("unknown CPU"),
+        m.cpus,
+        m.os,
+        m.arch,
+        result.date,
     );
     let mut t = table(&[
         "Feature",
@@ -251,10 +355,11 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         "Upload-bound fps",
         "incl./bound",
         "vs cpu",
+        "max |Δ| vs cpu",
     ]);
     for r in &result.throughput {
         if let Some(e) = &r.error {
-            t.add_row(vec![r.feature.clone(), r.backend.clone(), format!("error: {e}")]);
+            t.add_row(vec![r.feature.clone(), r.backend.clone(), r.threads.to_string(), format!("error: {e}")]);
             continue;
         }
         t.add_row(vec![
@@ -263,15 +368,43 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
             r.threads.to_string(),
             format!("{:.1}", r.upload_included_fps),
             format!("{:.3}", r.upload_included_ms_per_frame),
-            format!("{:.1}", r.upload_excluded_fps),
-            format!("{:.3}", r.upload_excluded_ms_per_frame),
+            opt(r.upload_excluded_fps, 1),
+            opt(r.upload_excluded_ms_per_frame, 3),
             r.upload_bytes_per_pair.map_or_else(|| "—".into(), |b| b.to_string()),
             opt(r.upload_bound_fps, 0),
             opt(r.upload_included_vs_bound, 3),
             opt(r.speedup_vs_cpu, 2),
+            r.max_abs_diff_vs_cpu.map_or_else(|| "—".into(), |d| format!("{d:.1e}")),
         ]);
     }
     println!("{t}");
+    let externals: Vec<&clip::Throughput> =
+        result.throughput.iter().filter(|r| r.process_runs.is_some() && r.error.is_none()).collect();
+    if let Some(first) = externals.first() {
+        println!(
+            "External backends run as whole processes: start-up, reading the files and writing their JSON \
+             count in their time, {} run(s) of the {}-frame clip per round after one untimed run; `{{threads}}` \
+             is the Threads column. ulpgate's \"upload incl.\" figures read the frames from the files too \
+             (without a process start).",
+            first.process_runs.unwrap_or(0),
+            result.clip_frames
+        );
+    }
+    if !result.comparisons.is_empty() {
+        let mut c = table(&["Feature", "Threads", "ulpgate cpu fps", "Backend", "fps", "cpu / backend", "max |Δ|"]);
+        for r in &result.comparisons {
+            c.add_row(vec![
+                r.feature.clone(),
+                r.threads.to_string(),
+                format!("{:.1}", r.cpu_fps),
+                r.backend.clone(),
+                format!("{:.1}", r.backend_fps),
+                format!("{:.2}", r.cpu_over_backend),
+                r.max_abs_diff.map_or_else(|| "—".into(), |d| format!("{d:.1e}")),
+            ]);
+        }
+        println!("The CPU reference side by side with each external backend, reading included:\n{c}");
+    }
     write_json(&args.json_out, &result)?;
     let failed =
         result.throughput.iter().any(|r| r.error.is_some()) || result.backends.iter().any(|b| b.error.is_some());

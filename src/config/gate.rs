@@ -171,9 +171,10 @@ pub struct ExternalCommand {
     /// {reference} {distorted} (file paths; synthetic fixtures are written
     /// to temporary raw YUV files), {width} {height} {bit_depth}, {chroma}
     /// (420, 422, 444, 400), {pixel_format} (yuv420p, yuv420p10le, ...),
-    /// {feature} (the feature's `feature_args`, else its name) and {output}
-    /// (a temporary file the command must write libvmaf's JSON to). `{{`
-    /// and `}}` are literal braces.
+    /// {feature} (the feature's `feature_args`, else its name), {output}
+    /// (a temporary file the command must write libvmaf's JSON to) and
+    /// {threads} (1 in `run`, where sides run side by side; `bench --clip`'s
+    /// `--threads`). `{{` and `}}` are literal braces.
     #[schemars(length(min = 1))]
     pub argv: Vec<String>,
     /// What {feature} becomes for a feature, e.g. `motion=debug=true`

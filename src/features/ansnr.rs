@@ -23,7 +23,7 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     },
     cpu: |geometry, options| {
         options::check("float_ansnr", options, &[])?;
-        Ok(Box::new(AnsnrCpu { bit_depth: geometry.bit_depth, planes: Default::default(), inner: Vec::new() }))
+        Ok(Box::new(AnsnrCpu { bit_depth: geometry.bit_depth, planes: Default::default() }))
     },
     gpu: Some(|gpu, geometry, options| {
         options::check("float_ansnr", options, &[])?;
@@ -240,88 +240,174 @@ pub fn mirror(i: isize, n: isize) -> usize {
 
 /// ansnr_filter2d_s: each filter row summed in f32, then the rows in f32.
 ///
-/// Per pixel the operations are libvmaf's, in its order: for each filter
-/// row `fi`, `inner = 0; inner += f[fi][fj] * src[..]` for `fj` left to
-/// right, then `accum += inner`. They run a whole output row at a time
-/// (each pixel keeps its own `inner` and `accum`), so the interior, which
-/// needs no mirror, is plain slice arithmetic the compiler vectorises; the
-/// results are bit-identical to the pixel-at-a-time loop.
+/// Per pixel the operations are libvmaf's, in its order: `accum = 0`; for
+/// each filter row `fi`, `inner = 0; inner += f[fi][fj] * src[..]` for `fj`
+/// left to right, then `accum += inner`. The interior, which needs no
+/// mirror, runs [`LANES`] pixels at a time, each pixel with its own `inner`
+/// and `accum` (lanes of vector registers): the same operations on each
+/// pixel, so the results are bit-identical to the pixel-at-a-time loop.
 pub fn filter2d(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize) -> Vec<f32> {
     let mut dst = Vec::new();
-    filter2d_into(filter, width, src, w, h, &mut dst, &mut Vec::new());
+    filter2d_into(filter, width, src, w, h, &mut dst);
     dst
 }
 
-/// [`filter2d`] into buffers the caller keeps from frame to frame: `dst`
-/// (w x h) and `inner` (one row of partial sums).
-pub fn filter2d_into(
-    filter: &[f32],
-    width: usize,
-    src: &[f32],
-    w: usize,
-    h: usize,
-    dst: &mut Vec<f32>,
-    inner: &mut Vec<f32>,
-) {
-    dst.clear();
+/// [`filter2d`] into `dst`, which the caller keeps from frame to frame
+/// (every element is written: no clearing, no allocation once it has the
+/// size).
+pub fn filter2d_into(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize, dst: &mut Vec<f32>) {
+    assert_eq!(filter.len(), width * width, "a {width}x{width} filter");
+    assert_eq!(src.len(), w * h, "a {w}x{h} plane");
     dst.resize(w * h, 0.0);
-    inner.clear();
-    inner.resize(w, 0.0);
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
-        unsafe { filter_rows_avx2(filter, width, src, w, h, dst, inner) };
+        unsafe { filter_plane_avx2(filter, width, src, w, h, dst) };
         return;
     }
-    filter_rows(filter, width, src, w, h, dst, inner);
+    filter_plane(filter, width, src, w, h, dst);
 }
 
-/// [`filter_rows`] compiled for AVX2: 8 pixels per instruction instead of 4,
-/// the same IEEE multiplies and adds (AVX2 brings no FMA), so the same bits.
+/// [`filter_plane`] compiled for AVX2: 8 pixels per instruction instead of
+/// 4, the same IEEE multiplies and adds (AVX2 brings no FMA), so the same
+/// bits.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn filter_rows_avx2(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize, dst: &mut [f32], inner: &mut [f32]) {
-    filter_rows(filter, width, src, w, h, dst, inner)
+fn filter_plane_avx2(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize, dst: &mut [f32]) {
+    filter_plane(filter, width, src, w, h, dst)
 }
 
 #[inline(always)]
-fn filter_rows(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize, dst: &mut [f32], inner: &mut [f32]) {
-    let half = width / 2;
-    for (i, out) in dst.chunks_exact_mut(w).enumerate() {
-        for fi in 0..width {
-            let ii = mirror(i as isize - half as isize + fi as isize, h as isize);
-            let row = &src[ii * w..(ii + 1) * w];
-            inner.fill(0.0);
-            for fj in 0..width {
-                let tap = filter[fi * width + fj];
-                for j in (0..w.min(half)).chain(w.saturating_sub(half).max(half)..w) {
-                    inner[j] += tap * row[mirror(j as isize - half as isize + fj as isize, w as isize)];
-                }
-                if w > 2 * half {
-                    let shifted = &row[fj..fj + w - 2 * half];
-                    for (acc, &v) in inner[half..w - half].iter_mut().zip(shifted) {
-                        *acc += tap * v;
-                    }
+fn filter_plane(filter: &[f32], width: usize, src: &[f32], w: usize, h: usize, dst: &mut [f32]) {
+    match width {
+        3 => filter_rows::<3>(filter, src, w, h, dst),
+        5 => filter_rows::<5>(filter, src, w, h, dst),
+        _ => {
+            for (i, out) in dst.chunks_exact_mut(w).enumerate() {
+                for (j, o) in out.iter_mut().enumerate() {
+                    *o = filter_pixel(filter, width, |fi| source_row(src, w, h, i, fi, width), j, w);
                 }
             }
-            for (a, &v) in out.iter_mut().zip(inner.iter()) {
-                *a += v;
+        }
+    }
+}
+
+/// Pixels of the interior filtered side by side (4 AVX2 registers).
+const LANES: usize = 32;
+
+/// Row `i - width / 2 + fi` of `src`, mirrored at the top and bottom.
+#[inline(always)]
+fn source_row(src: &[f32], w: usize, h: usize, i: usize, fi: usize, width: usize) -> &[f32] {
+    let ii = mirror(i as isize - (width / 2) as isize + fi as isize, h as isize);
+    &src[ii * w..(ii + 1) * w]
+}
+
+/// One output pixel, libvmaf's loop as it is (mirrored columns).
+#[inline(always)]
+fn filter_pixel<'a>(filter: &[f32], width: usize, rows: impl Fn(usize) -> &'a [f32], j: usize, w: usize) -> f32 {
+    let half = (width / 2) as isize;
+    let mut accum = 0.0f32;
+    for fi in 0..width {
+        let row = rows(fi);
+        let mut inner = 0.0f32;
+        for fj in 0..width {
+            inner += filter[fi * width + fj] * row[mirror(j as isize - half + fj as isize, w as isize)];
+        }
+        accum += inner;
+    }
+    accum
+}
+
+#[inline(always)]
+fn filter_rows<const W: usize>(filter: &[f32], src: &[f32], w: usize, h: usize, dst: &mut [f32]) {
+    let half = W / 2;
+    let filter = &filter[..W * W];
+    // The interior: pixels whose window needs no mirrored column.
+    let interior_end = w.saturating_sub(half).max(half);
+    for (i, out) in dst.chunks_exact_mut(w).enumerate() {
+        let rows: [&[f32]; W] = std::array::from_fn(|fi| source_row(src, w, h, i, fi, W));
+        let mut j = 0;
+        while j < w {
+            if j >= half && j + LANES <= interior_end {
+                let mut accum = [0.0f32; LANES];
+                for (fi, row) in rows.iter().enumerate() {
+                    let mut inner = [0.0f32; LANES];
+                    for fj in 0..W {
+                        let tap = filter[fi * W + fj];
+                        let start = j - half + fj;
+                        for (acc, &v) in inner.iter_mut().zip(&row[start..start + LANES]) {
+                            *acc += tap * v;
+                        }
+                    }
+                    for (a, v) in accum.iter_mut().zip(inner) {
+                        *a += v;
+                    }
+                }
+                out[j..j + LANES].copy_from_slice(&accum);
+                j += LANES;
+            } else {
+                out[j] = filter_pixel(filter, W, |fi| rows[fi], j, w);
+                j += 1;
             }
         }
     }
 }
 
 /// ansnr_mse_s: (signal, noise) energies, per-row f32 sums added in f32.
+///
+/// Each row's sums run in pixel order and the rows' sums are added in row
+/// order, as libvmaf does; [`ROWS`] rows' chains run side by side (they
+/// are independent), so the adds are not one long chain of dependent
+/// operations.
 pub fn signal_noise(reference: &[f32], distorted: &[f32], w: usize) -> (f32, f32) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { signal_noise_avx2(reference, distorted, w) };
+    }
+    signal_noise_rows(reference, distorted, w)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn signal_noise_avx2(reference: &[f32], distorted: &[f32], w: usize) -> (f32, f32) {
+    signal_noise_rows(reference, distorted, w)
+}
+
+/// Rows whose energy sums run side by side.
+const ROWS: usize = 8;
+
+#[inline(always)]
+fn signal_noise_rows(reference: &[f32], distorted: &[f32], w: usize) -> (f32, f32) {
     let (mut sig, mut noise) = (0.0f32, 0.0f32);
-    for (r_row, d_row) in reference.chunks_exact(w).zip(distorted.chunks_exact(w)) {
-        let (mut sig_row, mut noise_row) = (0.0f32, 0.0f32);
-        for (&r, &d) in r_row.iter().zip(d_row) {
-            sig_row += r * r;
-            noise_row += (r - d) * (r - d);
+    if w == 0 {
+        return (sig, noise);
+    }
+    for (r_block, d_block) in reference.chunks(ROWS * w).zip(distorted.chunks(ROWS * w)) {
+        let (mut sig_rows, mut noise_rows) = ([0.0f32; ROWS], [0.0f32; ROWS]);
+        if r_block.len() == ROWS * w && d_block.len() == ROWS * w {
+            let r: [&[f32]; ROWS] = std::array::from_fn(|k| &r_block[k * w..(k + 1) * w]);
+            let d: [&[f32]; ROWS] = std::array::from_fn(|k| &d_block[k * w..(k + 1) * w]);
+            for j in 0..w {
+                for k in 0..ROWS {
+                    let (r, d) = (r[k][j], d[k][j]);
+                    sig_rows[k] += r * r;
+                    noise_rows[k] += (r - d) * (r - d);
+                }
+            }
+        } else {
+            for (k, (r_row, d_row)) in r_block.chunks_exact(w).zip(d_block.chunks_exact(w)).enumerate() {
+                for (&r, &d) in r_row.iter().zip(d_row) {
+                    sig_rows[k] += r * r;
+                    noise_rows[k] += (r - d) * (r - d);
+                }
+            }
         }
-        sig += sig_row;
-        noise += noise_row;
+        let rows = r_block.len() / w;
+        for k in 0..rows {
+            sig += sig_rows[k];
+            noise += noise_rows[k];
+        }
     }
     (sig, noise)
 }
@@ -340,7 +426,6 @@ struct AnsnrCpu {
     /// Float reference, float distorted, and their filtered planes, kept
     /// from frame to frame.
     planes: [Vec<f32>; 4],
-    inner: Vec<f32>,
 }
 
 impl Extractor for AnsnrCpu {
@@ -349,8 +434,8 @@ impl Extractor for AnsnrCpu {
         let [src_r, src_d, r, d] = &mut self.planes;
         float_plane_into(reference, 0, -128, src_r);
         float_plane_into(distorted, 0, -128, src_d);
-        filter2d_into(&ref_filter(), 3, src_r, w, h, r, &mut self.inner);
-        filter2d_into(&dis_filter(), 5, src_d, w, h, d, &mut self.inner);
+        filter2d_into(&ref_filter(), 3, src_r, w, h, r);
+        filter2d_into(&dis_filter(), 5, src_d, w, h, d);
         let (sig, noise) = signal_noise(r, d, w);
         let (ansnr, anpsnr) = ansnr_scores(sig, noise, w * h, self.bit_depth);
         out.record("float_ansnr", index, ansnr);
@@ -393,7 +478,7 @@ mod tests {
 
     #[test]
     fn row_at_a_time_filtering_is_bit_identical() {
-        for (w, h) in [(37, 23), (5, 4), (4, 3), (3, 3), (2, 5)] {
+        for (w, h) in [(37, 23), (5, 4), (4, 3), (3, 3), (2, 5), (101, 9), (68, 17), (36, 2)] {
             let src: Vec<f32> = (0..w * h).map(|k| ((k * 7919 % 1021) as f32) / 4.0 - 128.0).collect();
             for (taps, width) in [(&ref_filter()[..], 3), (&dis_filter()[..], 5)] {
                 if w < width / 2 + 1 || h < width / 2 + 1 {
@@ -402,11 +487,47 @@ mod tests {
                 let slow = filter2d_pixelwise(taps, width, &src, w, h);
                 // What this CPU runs (AVX2 where it has it), and the portable code.
                 let fast = filter2d(taps, width, &src, w, h);
-                let (mut portable, mut inner) = (vec![0.0; w * h], vec![0.0; w]);
-                filter_rows(taps, width, &src, w, h, &mut portable, &mut inner);
+                let mut portable = vec![0.0; w * h];
+                filter_plane(taps, width, &src, w, h, &mut portable);
                 for out in [&fast, &portable] {
                     assert!(out.iter().zip(&slow).all(|(a, b)| a.to_bits() == b.to_bits()), "{w}x{h}, {width}x{width}");
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn a_kept_buffer_is_overwritten_whole() {
+        let (w, h) = (70, 9);
+        let src: Vec<f32> = (0..w * h).map(|k| ((k * 31 % 509) as f32) - 200.0).collect();
+        let mut dst = vec![f32::NAN; w * h];
+        filter2d_into(&dis_filter(), 5, &src, w, h, &mut dst);
+        let fresh = filter2d(&dis_filter(), 5, &src, w, h);
+        assert!(dst.iter().zip(&fresh).all(|(a, b)| a.to_bits() == b.to_bits()));
+    }
+
+    #[test]
+    fn energies_add_in_libvmafs_order() {
+        // ansnr_mse_s as it is: per row in pixel order, then the rows.
+        fn sequential(r: &[f32], d: &[f32], w: usize) -> (f32, f32) {
+            let (mut sig, mut noise) = (0.0f32, 0.0f32);
+            for (r_row, d_row) in r.chunks_exact(w).zip(d.chunks_exact(w)) {
+                let (mut s, mut n) = (0.0f32, 0.0f32);
+                for (&a, &b) in r_row.iter().zip(d_row) {
+                    s += a * a;
+                    n += (a - b) * (a - b);
+                }
+                sig += s;
+                noise += n;
+            }
+            (sig, noise)
+        }
+        for (w, h) in [(37, 23), (1, 1), (5, 8), (64, 17), (3, 7)] {
+            let r: Vec<f32> = (0..w * h).map(|k| ((k * 7919 % 1021) as f32) / 7.0 - 70.0).collect();
+            let d: Vec<f32> = (0..w * h).map(|k| ((k * 104_729 % 977) as f32) / 3.0 - 150.0).collect();
+            let want = sequential(&r, &d, w);
+            for got in [signal_noise(&r, &d, w), signal_noise_rows(&r, &d, w)] {
+                assert_eq!((got.0.to_bits(), got.1.to_bits()), (want.0.to_bits(), want.1.to_bits()), "{w}x{h}");
             }
         }
     }

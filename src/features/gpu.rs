@@ -210,12 +210,16 @@ pub fn score_parallel(
                 scope.spawn(move || -> Result<Scores> {
                     let mut ext = extractor()?;
                     let mut scores = Scores::default();
+                    // A CPU extractor's frames, their storage reused from
+                    // frame to frame.
+                    let (mut r, mut d) = (None, None);
                     for index in (k..frames).step_by(threads) {
                         match ext.gpu_driver() {
                             Some(driver) => driver.extract_from(index, source, &mut scores)?,
                             None => {
-                                let (r, d) = (source.frame(index, false)?, source.frame(index, true)?);
-                                ext.extract(index, &r, &d, &mut scores)?;
+                                let reference = source.frame_into(index, false, &mut r)?;
+                                let distorted = source.frame_into(index, true, &mut d)?;
+                                ext.extract(index, reference, distorted, &mut scores)?;
                             }
                         }
                         on_frame();

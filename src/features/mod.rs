@@ -8,6 +8,7 @@ pub mod moment;
 pub mod options;
 pub mod picture;
 pub mod psnr;
+pub mod sums;
 
 use crate::backend::gpu::Gpu;
 use crate::fixture::{Frame, Geometry, LoadedFixture};

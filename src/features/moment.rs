@@ -3,6 +3,7 @@
 
 use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
 use super::picture::{float_plane_into, scaler};
+use super::sums::{float_sums_are_exact, sum_and_squares};
 use super::{Extractor, FeatureImpl, options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
@@ -131,12 +132,27 @@ struct MomentCpu {
     plane: Vec<f32>,
 }
 
+impl MomentCpu {
+    /// The (1st, 2nd) moments of a frame's luma as moment.c computes them.
+    fn moments(&mut self, frame: &Frame) -> (f64, f64) {
+        let geometry = &frame.geometry;
+        let n = geometry.plane_samples(0);
+        if float_sums_are_exact(n, geometry.max_value()) {
+            // Each v / s, its f32 square v² / s² and every partial sum in
+            // double are exact (see `float_sums_are_exact`): moment.c's sums
+            // are the integer sums over s and s², in any order.
+            let (sum, squares) = sum_and_squares(frame.plane(0));
+            let s = f64::from(scaler(geometry.bit_depth));
+            return (sum as f64 / s / n as f64, squares as f64 / (s * s) / n as f64);
+        }
+        float_plane_into(frame, 0, 0, &mut self.plane);
+        moments(&self.plane)
+    }
+}
+
 impl Extractor for MomentCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
-        float_plane_into(reference, 0, 0, &mut self.plane);
-        let (r1, r2) = moments(&self.plane);
-        float_plane_into(distorted, 0, 0, &mut self.plane);
-        let (d1, d2) = moments(&self.plane);
+        let ((r1, r2), (d1, d2)) = (self.moments(reference), self.moments(distorted));
         for (name, value) in METRICS.iter().zip([r1, d1, r2, d2]) {
             out.record(name, index, value);
         }
@@ -147,6 +163,21 @@ impl Extractor for MomentCpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn integer_moments_have_the_float_loops_bits() {
+        use crate::features::picture::float_plane;
+        use crate::features::sums::random_frame;
+        use crate::fixture::Chroma;
+        for bit_depth in [8, 10, 12, 16] {
+            for (width, height) in [(48, 32), (37, 23), (1, 1)] {
+                let geometry = Geometry { width, height, bit_depth, chroma: Chroma::Yuv420 };
+                let frame = random_frame(geometry, u64::from(bit_depth));
+                let (a, b) = (MomentCpu::default().moments(&frame), moments(&float_plane(&frame, 0, 0)));
+                assert_eq!((a.0.to_bits(), a.1.to_bits()), (b.0.to_bits(), b.1.to_bits()), "{geometry}");
+            }
+        }
+    }
 
     #[test]
     fn moments_of_a_constant_plane() {

@@ -3,6 +3,7 @@
 use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
 use super::options::{self, OptionDef};
 use super::picture::{float_peak, float_plane_into, scaler};
+use super::sums::float_sums_are_exact;
 use super::{Extractor, FeatureImpl, Options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry, PlaneRef};
@@ -90,23 +91,10 @@ impl PsnrParams {
 }
 
 /// Sum of squared differences of one plane, exactly as libvmaf's integer
-/// loops compute it (integer arithmetic, so exact; u64 cannot overflow at
-/// the widths the gate accepts).
+/// loops compute it (integer arithmetic, so exact in any order; u64 cannot
+/// overflow at the widths the gate accepts).
 pub fn plane_sse(reference: PlaneRef<'_>, distorted: PlaneRef<'_>) -> u64 {
-    fn sse<T: Copy + Into<i64>>(a: &[T], b: &[T]) -> u64 {
-        a.iter()
-            .zip(b)
-            .map(|(&x, &y)| {
-                let e = x.into() - y.into();
-                (e * e) as u64
-            })
-            .sum()
-    }
-    match (reference, distorted) {
-        (PlaneRef::U8 { data: a, .. }, PlaneRef::U8 { data: b, .. }) => sse(a, b),
-        (PlaneRef::U16 { data: a, .. }, PlaneRef::U16 { data: b, .. }) => sse(a, b),
-        _ => unreachable!("a fixture's reference and distorted share one geometry"),
-    }
+    super::sums::squared_error(reference, distorted)
 }
 
 struct PsnrCpu {
@@ -121,8 +109,10 @@ impl PsnrCpu {
 
 impl Extractor for PsnrCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
-        let sse: Vec<u64> =
-            (0..self.params.planes).map(|p| plane_sse(reference.plane(p), distorted.plane(p))).collect();
+        let mut sse = [0u64; 3];
+        for (p, sse) in sse.iter_mut().enumerate().take(self.params.planes) {
+            *sse = plane_sse(reference.plane(p), distorted.plane(p));
+        }
         self.params.record(&sse, &reference.geometry, index, out);
         Ok(())
     }
@@ -135,6 +125,21 @@ pub fn float_psnr_score(noise: f64, samples: usize, bit_depth: u8) -> f64 {
     (10.0 * (peak * peak / noise.max(1e-10)).log10()).min(psnr_max)
 }
 
+/// psnr.c's noise, operation for operation: the float planes' difference and
+/// its square in float, accumulated in double in pixel order. (`r` and `d`
+/// hold the float planes, kept from frame to frame.)
+fn float_noise(reference: &Frame, distorted: &Frame, r: &mut Vec<f32>, d: &mut Vec<f32>) -> f64 {
+    float_plane_into(reference, 0, 0, r);
+    float_plane_into(distorted, 0, 0, d);
+    r.iter()
+        .zip(d.iter())
+        .map(|(&a, &b)| {
+            let diff = a - b;
+            f64::from(diff * diff)
+        })
+        .fold(0.0, |acc, v| acc + v)
+}
+
 struct FloatPsnrCpu {
     bit_depth: u8,
     // The float planes, kept from frame to frame.
@@ -144,19 +149,18 @@ struct FloatPsnrCpu {
 
 impl Extractor for FloatPsnrCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
-        float_plane_into(reference, 0, 0, &mut self.r);
-        float_plane_into(distorted, 0, 0, &mut self.d);
-        let (r, d) = (&self.r, &self.d);
-        // psnr.c: the difference and its square in float, accumulated in double.
-        let noise: f64 = r
-            .iter()
-            .zip(d)
-            .map(|(&a, &b)| {
-                let diff = a - b;
-                f64::from(diff * diff)
-            })
-            .fold(0.0, |acc, v| acc + v);
-        out.record("float_psnr", index, float_psnr_score(noise, r.len(), self.bit_depth));
+        let geometry = &reference.geometry;
+        let samples = geometry.plane_samples(0);
+        let noise = if float_sums_are_exact(samples, geometry.max_value()) {
+            // Every difference, square and partial sum below is exact (see
+            // `float_sums_are_exact`), so the noise is the integer sum of
+            // squared errors over the scaler²: the same bits, in any order.
+            let s = f64::from(scaler(self.bit_depth));
+            plane_sse(reference.plane(0), distorted.plane(0)) as f64 / (s * s)
+        } else {
+            float_noise(reference, distorted, &mut self.r, &mut self.d)
+        };
+        out.record("float_psnr", index, float_psnr_score(noise, samples, self.bit_depth));
         Ok(())
     }
 }
@@ -323,6 +327,31 @@ mod tests {
         o.insert("enable_chrome".into(), serde_json::json!(false));
         let err = psnr_metrics(&o).unwrap_err().to_string();
         assert!(err.contains("did you mean `enable_chroma`"), "{err}");
+    }
+
+    #[test]
+    fn float_psnr_integer_path_has_the_float_loops_bits() {
+        use crate::features::sums::random_frame;
+        for bit_depth in [8, 10, 12] {
+            for (width, height) in [(48, 32), (37, 23), (1, 1)] {
+                let geometry = Geometry { width, height, bit_depth, chroma: Chroma::Yuv420 };
+                let (r, d) = (random_frame(geometry, 1), random_frame(geometry, 2));
+                let mut ext = FloatPsnrCpu { bit_depth, r: Vec::new(), d: Vec::new() };
+                let mut out = Scores::default();
+                ext.extract(0, &r, &d, &mut out).unwrap();
+                ext.extract(1, &d, &r, &mut out).unwrap();
+                let float = |a, b| {
+                    let noise = float_noise(a, b, &mut Vec::new(), &mut Vec::new());
+                    float_psnr_score(noise, geometry.plane_samples(0), bit_depth)
+                };
+                let expected = [float(&r, &d), float(&d, &r)];
+                let got = out.get("float_psnr").unwrap();
+                assert!(
+                    got.iter().zip(expected).all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{geometry}: {got:?} {expected:?}"
+                );
+            }
+        }
     }
 
     /// A fixture whose distorted side is its reference.

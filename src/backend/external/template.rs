@@ -4,8 +4,18 @@
 use crate::config::suggest::nearest;
 
 /// Every placeholder an argv template may use.
-pub const PLACEHOLDERS: [&str; 9] =
-    ["reference", "distorted", "width", "height", "pixel_format", "chroma", "bit_depth", "feature", "output"];
+pub const PLACEHOLDERS: [&str; 10] = [
+    "reference",
+    "distorted",
+    "width",
+    "height",
+    "pixel_format",
+    "chroma",
+    "bit_depth",
+    "feature",
+    "output",
+    "threads",
+];
 
 /// Why a template does not parse.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,6 +103,7 @@ mod tests {
         assert_eq!(expand("-w{width}x{height}", &fill).unwrap(), "-w<width>x<height>");
         assert_eq!(expand("plain", &fill).unwrap(), "plain");
         assert_eq!(expand("{{literal}} {output}", &fill).unwrap(), "{literal} <output>");
+        assert_eq!(expand("--threads={threads}", &fill).unwrap(), "--threads=<threads>");
     }
 
     #[test]
