@@ -13,7 +13,8 @@
 # (`apt-get download ocl-icd-libopencl1` with the README's apt options).
 #
 # Writes under $OUT (at most 8 files come back): log.txt (everything
-# printed), devices.json, gate.json, gate.md, bench.json.
+# printed), devices.json, gate.json, gate.md, bench.json, corpus.csv and
+# its manifest (corpus.csv.manifest.json).
 # Every step runs even when one before it failed; the log says which.
 # Runs well inside the device tool's 10-minute limit (about 3-5 minutes).
 set -uo pipefail
@@ -21,9 +22,10 @@ cd "$(dirname "$0")/.." || exit 2
 
 OUT=${OUT:-target/device-check}
 ULPGATE=${ULPGATE:-$PWD/target/release/ulpgate}
-FRAMES=${FRAMES:-600}                 # frame pairs per 1080p throughput measurement
+FRAMES=${FRAMES:-240}                 # frame pairs per 1080p throughput measurement
 BACKENDS=${BACKENDS:-"cuda opencl vulkan"}
-FEATURES="psnr float_psnr float_moment float_ansnr"
+# Features to time at 1080p (comma-separated; default: every feature with GPU kernels).
+FEATURES=${FEATURES:-}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
 TMP=$(mktemp -d)
@@ -132,11 +134,12 @@ with open(f"{tmp}/ref1080.yuv", "wb") as r, open(f"{tmp}/dis1080.yuv", "wb") as 
             d.write(p.tobytes())
 PY
 ls -l "$TMP"/*1080.yuv
-bench_backends=cpu
-for b in $BACKENDS; do bench_backends="$bench_backends,$b"; done
+# GPU backends only: the device host's CPU is not the CI machine's, and the
+# CPU reference's speed is measured beside libvmaf on the CI kind of machine.
+bench_backends=${BACKENDS// /,}
 step "bench 1080p ($bench_backends)" "$ULPGATE" bench --clip "$TMP/ref1080.yuv" "$TMP/dis1080.yuv" \
     --width 1920 --height 1080 --frames "$FRAMES" --backends "$bench_backends" \
-    --features psnr,float_psnr,float_moment,float_ansnr --json-out "$OUT/bench.json"
+    ${FEATURES:+--features "$FEATURES"} --json-out "$OUT/bench.json"
 
 # float_ansnr's two kernels (ULPGATE_ANSNR_KERNEL): the row walker CPU
 # drivers get, the work group per row GPUs get.
@@ -154,6 +157,9 @@ for threads in ${SWEEP-2 4 8}; do
         --features psnr,float_psnr --json-out "$TMP/sweep-$threads.json" | grep -E "^│ *(psnr|float_psnr) "
 done
 
+
+section "calibration corpus: every GPU backend against the CPU on the default gate"
+step "calibrate collect" "$ULPGATE" calibrate collect --gate "$TMP/device.yaml" --out "$OUT/corpus.csv"
 
 section "summary"
 if [ ${#failures[@]} -eq 0 ]; then
