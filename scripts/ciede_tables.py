@@ -227,7 +227,7 @@ CIEDE_CONSTANTS = [
     ("XYZ_ZR", 0.019333895582329317, "0.019333895582329317"),
     ("XYZ_ZG", 0.119192025881303, "0.119192025881303"),
     ("XYZ_ZB", 0.9503040785363677, "0.9503040785363677"),
-    ("M_PI", math.pi, "M_PI"),
+    ("PI_D", math.pi, "M_PI (the double nearest pi)"),
     ("TWO_PI", 2.0 * math.pi, "2. * M_PI"),
     ("PI_6", math.pi / 6.0, "M_PI / 6.0"),
     ("PI_30", math.pi / 30.0, "M_PI / 30.0"),
@@ -353,8 +353,12 @@ def replace_block(path, comment, lines):
 
 
 def write_kernels():
-    c_lines = [f"#define CIEDE_LOG_OFF 0x{LOG_OFF:016X}UL"]
+    log_at, exp2_at, atan_at = 0, 3 * LOG_N, 3 * LOG_N + 2 * EXP_N
+    c_lines = [f"#define LOG_OFF 0x{LOG_OFF:016X}UL"]
     wgsl_lines = [f"const LOG_OFF: u64 = 0x{LOG_OFF:016X}lu;"]
+    for name, value in [("LOG_AT", log_at), ("EXP2_AT", exp2_at), ("ATAN_AT", atan_at)]:
+        c_lines.append(f"#define {name} {value}u")
+        wgsl_lines.append(f"const {name}: u32 = {value}u;")
     for name, value, _ in CONSTANTS + CIEDE_CONSTANTS:
         c_lines.append(f"#define {name} {hexf(value)}")
         wgsl_lines.append(f"const {name}: f64 = {hexf(value)}lf;")

@@ -10,6 +10,7 @@ pub mod options;
 pub mod picture;
 pub mod psnr;
 pub mod psnr_hvs;
+pub mod seqsum;
 
 use crate::backend::gpu::Gpu;
 use crate::fixture::{Frame, Geometry, LoadedFixture};

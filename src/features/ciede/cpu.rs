@@ -85,7 +85,7 @@ fn delta_h_prime(c1: f32, c2: f32, h1: f32, h2: f32) -> f32 {
     if c1 == 0.0 || c2 == 0.0 {
         return 0.0;
     }
-    if f64::from((h1 - h2).abs()) <= M_PI {
+    if f64::from((h1 - h2).abs()) <= PI_D {
         return h2 - h1;
     }
     if h2 <= h1 { (f64::from(h2 - h1) + TWO_PI) as f32 } else { (f64::from(h2 - h1) - TWO_PI) as f32 }
@@ -94,7 +94,7 @@ fn delta_h_prime(c1: f32, c2: f32, h1: f32, h2: f32) -> f32 {
 /// ciede.c `get_upcase_h_bar_prime`.
 #[inline(always)]
 fn upcase_h_bar_prime(h1: f32, h2: f32) -> f32 {
-    if f64::from(h1 - h2).abs() > M_PI {
+    if f64::from(h1 - h2).abs() > PI_D {
         ((f64::from(h1 + h2) + TWO_PI) / 2.0) as f32
     } else {
         (f64::from(h1 + h2) / 2.0) as f32

@@ -392,8 +392,8 @@ pub fn atan2(y: f32, x: f32, table: &[f64]) -> f64 {
     let swap = ay > ax;
     let (num, den) = if swap { (ax, ay) } else { (ay, ax) };
     let t = div(num, den);
-    let jd = (t * f64::from(ATAN_N) + 0.5).floor();
-    let c = jd * (1.0 / f64::from(ATAN_N));
+    let jd = (t * 16.0 + 0.5).floor(); // ATAN_N
+    let c = jd * 0.0625; // j / ATAN_N, exactly
     let u = div(t - c, 1.0 + t * c);
     let u2 = u * u;
     let au = u + u * u2 * (ATAN_3 + u2 * (ATAN_5 + u2 * (ATAN_7 + u2 * (ATAN_9 + u2 * (ATAN_11 + u2 * ATAN_13)))));
@@ -402,7 +402,7 @@ pub fn atan2(y: f32, x: f32, table: &[f64]) -> f64 {
     if swap {
         (h, l) = dd_sub(PIO2_HI, PIO2_LO, h, l);
     }
-    if x.is_sign_negative() && x != 0.0 {
+    if x < 0.0 {
         (h, l) = dd_sub(PI_HI, PI_LO, h, l);
     }
     let a = h + l;

@@ -9,6 +9,7 @@
 //! sequential double sum exactly ([`crate::features::seqsum`]).
 
 pub mod cpu;
+pub mod gpu;
 pub mod math;
 pub mod tables;
 
@@ -28,8 +29,11 @@ pub static CIEDE: FeatureImpl = FeatureImpl {
         let map = ChromaMap::new(geometry)?;
         Ok(Box::new(cpu::CiedeCpu::new(map, geometry.bit_depth)))
     },
-    gpu: None,
-    kernels: &[],
+    gpu: Some(|gpu, geometry, options| {
+        options::check("ciede", options, &[])?;
+        gpu::extractor(gpu, geometry)
+    }),
+    kernels: &[&gpu::CIEDE_TERMS, &super::seqsum::SEQSUM],
     temporal: false,
     refuses,
 };

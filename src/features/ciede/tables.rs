@@ -164,8 +164,8 @@ pub const XYZ_ZR: f64 = f64::from_bits(0x3F93CC43C4EBE999);
 pub const XYZ_ZG: f64 = f64::from_bits(0x3FBE835E5D1AABAB);
 /// 0.9503040785363677
 pub const XYZ_ZB: f64 = f64::from_bits(0x3FEE68E419523630);
-/// M_PI
-pub const M_PI: f64 = f64::from_bits(0x400921FB54442D18);
+/// M_PI (the double nearest pi)
+pub const PI_D: f64 = f64::from_bits(0x400921FB54442D18);
 /// 2. * M_PI
 pub const TWO_PI: f64 = f64::from_bits(0x401921FB54442D18);
 /// M_PI / 6.0

@@ -10,6 +10,7 @@
 //! scores are bit-identical.
 
 pub mod cpu;
+pub mod gpu;
 pub mod tables;
 
 use super::{FeatureImpl, Options, options};
@@ -29,8 +30,12 @@ pub static PSNR_HVS: FeatureImpl = FeatureImpl {
         check_geometry(geometry, options)?;
         Ok(Box::new(cpu::PsnrHvsCpu::new()))
     },
-    gpu: None,
-    kernels: &[],
+    gpu: Some(|gpu, geometry, options| {
+        options::check("psnr_hvs", options, &[])?;
+        check_geometry(geometry, options)?;
+        gpu::extractor(gpu, geometry)
+    }),
+    kernels: &[&gpu::PSNR_HVS_TERMS, &super::seqsum::SEQSUM],
     temporal: false,
     refuses,
 };
