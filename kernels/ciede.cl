@@ -501,9 +501,16 @@ KERNEL ciede_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL co
     const ulp_u32 y_at = i * width + j;
     const ulp_u32 u_at = chroma_at(1, i, j, width, height, cw, ch, stride, chroma);
     const ulp_u32 v_at = chroma_at(2, i, j, width, height, cw, ch, stride, chroma);
-    const ciede_lab c1 = lab_color(ulp_sample(ref, y_at, bytes_per_sample), ciede_sample(ref, u_at, bytes_per_sample),
-                                   ciede_sample(ref, v_at, bytes_per_sample), scale_shift, table);
-    const ciede_lab c2 = lab_color(ulp_sample(dis, y_at, bytes_per_sample), ciede_sample(dis, u_at, bytes_per_sample),
-                                   ciede_sample(dis, v_at, bytes_per_sample), scale_shift, table);
-    terms[y_at] = ciede2000(c1, c2, table);
+    const ulp_u32 ry = ulp_sample(ref, y_at, bytes_per_sample), ru = ciede_sample(ref, u_at, bytes_per_sample),
+                  rv = ciede_sample(ref, v_at, bytes_per_sample);
+    const ulp_u32 dy = ulp_sample(dis, y_at, bytes_per_sample), du = ciede_sample(dis, u_at, bytes_per_sample),
+                  dv = ciede_sample(dis, v_at, bytes_per_sample);
+    /* Equal colours within the bit depth: ΔE00 is +0.0 (cpu.rs
+     * `equal_colours`), without computing it. */
+    const ulp_u32 max_sample = (1u << (scale_shift + 8)) - 1;
+    if (ry == dy && ru == du && rv == dv && ry <= max_sample && ru <= max_sample && rv <= max_sample) {
+        terms[y_at] = 0.0f;
+        return;
+    }
+    terms[y_at] = ciede2000(lab_color(ry, ru, rv, scale_shift, table), lab_color(dy, du, dv, scale_shift, table), table);
 }

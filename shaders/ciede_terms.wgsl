@@ -572,7 +572,14 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
     let y_at = i * pc.width + j;
     let u_at = chroma_at(1u, i, j);
     let v_at = chroma_at(2u, i, j);
-    let c1 = lab_color(sample(true, y_at), sample_or_zero(true, u_at), sample_or_zero(true, v_at));
-    let c2 = lab_color(sample(false, y_at), sample_or_zero(false, u_at), sample_or_zero(false, v_at));
-    terms[y_at] = ciede2000(c1, c2);
+    let a = vec3<u32>(sample(true, y_at), sample_or_zero(true, u_at), sample_or_zero(true, v_at));
+    let b = vec3<u32>(sample(false, y_at), sample_or_zero(false, u_at), sample_or_zero(false, v_at));
+    // Equal colours within the bit depth: ΔE00 is +0.0 (cpu.rs
+    // `equal_colours`), without computing it.
+    let max_sample = (1u << (pc.scale_shift + 8u)) - 1u;
+    if all(a == b) && max(a.x, max(a.y, a.z)) <= max_sample {
+        terms[y_at] = 0.0;
+        return;
+    }
+    terms[y_at] = ciede2000(lab_color(a.x, a.y, a.z), lab_color(b.x, b.y, b.z));
 }

@@ -4,6 +4,8 @@
 
 mod common;
 
+use std::sync::{Arc, OnceLock};
+use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::{self, Options, run_extractor};
 use ulpgate::fixture::{Chroma, FrameSource, LoadedFixture, SyntheticSpec};
 
@@ -22,9 +24,17 @@ fn fixture(width: u32, height: u32, bit_depth: u8, chroma: Chroma, frames: u32, 
     LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
 }
 
+/// Lavapipe and PoCL, opened once for every test of this file: PoCL's (3.1)
+/// first device query is not thread-safe (two tests opening it at once can
+/// crash in clGetDeviceInfo).
+fn gpus() -> Vec<(&'static str, Arc<dyn Gpu>)> {
+    static GPUS: OnceLock<Vec<(&'static str, Arc<dyn Gpu>)>> = OnceLock::new();
+    GPUS.get_or_init(common::software_gpus).clone()
+}
+
 fn bit_exact(feature: &str, fixtures: &[LoadedFixture]) {
     let imp = features::find(feature).unwrap();
-    for (backend, gpu) in common::software_gpus() {
+    for (backend, gpu) in gpus() {
         for fx in fixtures {
             let cpu = run_extractor((imp.cpu)(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
             let ext = (imp.gpu.unwrap())(gpu.clone(), &fx.geometry, &Options::new())

@@ -25,6 +25,8 @@ pub struct Lab {
 /// exactly).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct YuvScale {
+    /// 2^bpc - 1.
+    pub max_sample: u32,
     pub y_off: f64,
     pub c_off: f64,
     pub y_mul: f64,
@@ -34,7 +36,13 @@ pub struct YuvScale {
 impl YuvScale {
     pub fn new(bit_depth: u8) -> Self {
         let scale = f64::from(1u32 << (bit_depth - 8));
-        YuvScale { y_off: 16.0 * scale, c_off: 128.0 * scale, y_mul: INV_219 / scale, c_mul: INV_224 / scale }
+        YuvScale {
+            max_sample: (1 << bit_depth) - 1,
+            y_off: 16.0 * scale,
+            c_off: 128.0 * scale,
+            y_mul: INV_219 / scale,
+            c_mul: INV_224 / scale,
+        }
     }
 }
 
@@ -197,29 +205,141 @@ fn row_de00(i: usize, r: &Picture<'_>, d: &Picture<'_>, map: &ChromaMap, s: &Yuv
     }
 }
 
+/// A pixel's (y, u, v) samples.
+type Triple = [u32; 3];
+
+/// Direct-mapped caches of one band of rows: ΔE00 by pair of sample
+/// triples, and CIELAB by triple. Both are pure functions of their keys
+/// (and the bit depth, fixed per extractor), so a hit returns the very bits
+/// the computation would: the caches change the speed, never a result.
+/// Video repeats its colours, within a frame and from frame to frame.
+struct Caches {
+    pair_keys: Vec<u128>,
+    pair_values: Vec<f32>,
+    lab_keys: Vec<u64>,
+    lab_values: Vec<Lab>,
+}
+
+const PAIR_BITS: u32 = 16;
+const LAB_BITS: u32 = 15;
+/// No key has all its bits set (samples have 16 bits).
+const EMPTY: u64 = u64::MAX;
+
+impl Caches {
+    fn new() -> Self {
+        Caches {
+            pair_keys: vec![u128::MAX; 1 << PAIR_BITS],
+            pair_values: vec![0.0; 1 << PAIR_BITS],
+            lab_keys: vec![EMPTY; 1 << LAB_BITS],
+            lab_values: vec![Lab { l: 0.0, a: 0.0, b: 0.0 }; 1 << LAB_BITS],
+        }
+    }
+
+    fn triple_key(t: Triple) -> u64 {
+        (u64::from(t[0]) << 32) | (u64::from(t[1]) << 16) | u64::from(t[2])
+    }
+
+    /// Fibonacci hashing: the top bits of key * 2^64/phi.
+    fn slot(key: u64, bits: u32) -> usize {
+        (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
+    }
+
+    fn lab(&mut self, t: Triple, s: &YuvScale, m: &Own<'_>) -> Lab {
+        let key = Self::triple_key(t);
+        let at = Self::slot(key, LAB_BITS);
+        if self.lab_keys[at] != key {
+            self.lab_keys[at] = key;
+            self.lab_values[at] = lab_color(t[0], t[1], t[2], s, m);
+        }
+        self.lab_values[at]
+    }
+
+    fn de00(&mut self, a: Triple, b: Triple, s: &YuvScale, m: &Own<'_>) -> f32 {
+        if equal_colours(a, b, s.max_sample) {
+            return 0.0;
+        }
+        let (ka, kb) = (Self::triple_key(a), Self::triple_key(b));
+        let key = (u128::from(ka) << 64) | u128::from(kb);
+        let at = Self::slot(ka ^ kb.rotate_left(29), PAIR_BITS);
+        if self.pair_keys[at] != key {
+            let (c1, c2) = (self.lab(a, s, m), self.lab(b, s, m));
+            self.pair_keys[at] = key;
+            self.pair_values[at] = ciede2000(c1, c2, m);
+        }
+        self.pair_values[at]
+    }
+}
+
+/// Whether two pixels' ΔE00 is +0.0 without computing it: equal colours
+/// whose samples lie within the bit depth. Every difference ciede2000 then
+/// forms is +0 (or -0, which its sum of squares turns into +0), and the
+/// unit test `equal_colours_differ_by_exactly_zero` holds the full
+/// computation to that. (Samples beyond the bit depth can make it NaN, as
+/// in libvmaf: those take the full computation.) The GPU kernels take the
+/// same shortcut.
+pub fn equal_colours(a: Triple, b: Triple, max_sample: u32) -> bool {
+    a == b && a.iter().all(|&v| v <= max_sample)
+}
+
+/// [`row_de00`] with [`Own`] through a band's caches.
+fn row_de00_cached(
+    i: usize,
+    r: &Picture<'_>,
+    d: &Picture<'_>,
+    map: &ChromaMap,
+    s: &YuvScale,
+    m: &Own<'_>,
+    caches: &mut Caches,
+    out: &mut [f32],
+) {
+    for (j, o) in out.iter_mut().enumerate() {
+        let y = Tap::At(0, i * map.width + j);
+        let (u, v) = (map.tap(1, i, j), map.tap(2, i, j));
+        let a = [r.sample(y), r.sample(u), r.sample(v)];
+        let b = [d.sample(y), d.sample(u), d.sample(v)];
+        *o = caches.de00(a, b, s, m);
+    }
+}
+
 pub struct CiedeCpu {
     map: ChromaMap,
     scale: YuvScale,
     table: Vec<f64>,
     /// Every pixel's ΔE00 of the frame, kept from frame to frame.
     de00: Vec<f32>,
+    /// Rows per band: bands are scored in parallel, each with its caches.
+    band_rows: usize,
+    caches: Vec<Caches>,
 }
 
 impl CiedeCpu {
     pub fn new(map: ChromaMap, bit_depth: u8) -> Self {
-        CiedeCpu { map, scale: YuvScale::new(bit_depth), table: table_words(), de00: Vec::new() }
+        let bands = rayon::current_num_threads().clamp(1, map.height);
+        let band_rows = map.height.div_ceil(bands);
+        let caches = (0..map.height.div_ceil(band_rows)).map(|_| Caches::new()).collect();
+        CiedeCpu { map, scale: YuvScale::new(bit_depth), table: table_words(), de00: Vec::new(), band_rows, caches }
     }
 
-    /// Every pixel's ΔE00 in raster order (rows in parallel).
+    /// Every pixel's ΔE00 in raster order: bands of rows in parallel, each
+    /// through its caches.
     pub fn de00(&mut self, reference: &Frame, distorted: &Frame) -> &[f32] {
-        let table = std::mem::take(&mut self.table);
-        self.de00_with(reference, distorted, &Own(&table));
-        self.table = table;
+        let (w, h) = (self.map.width, self.map.height);
+        self.de00.resize(w * h, 0.0);
+        let r = Picture { planes: [reference.plane(0), reference.plane(1), reference.plane(2)] };
+        let d = Picture { planes: [distorted.plane(0), distorted.plane(1), distorted.plane(2)] };
+        let (map, scale, band_rows, m) = (&self.map, &self.scale, self.band_rows, Own(&self.table));
+        self.de00.par_chunks_mut(band_rows * w).zip(self.caches.par_iter_mut()).enumerate().for_each(
+            |(band, (out, caches))| {
+                for (k, row) in out.chunks_mut(w).enumerate() {
+                    row_de00_cached(band * band_rows + k, &r, &d, map, scale, &m, caches, row);
+                }
+            },
+        );
         &self.de00
     }
 
-    /// [`Self::de00`] with other math functions ([`super::math::CLibrary`]:
-    /// what libvmaf computes).
+    /// [`Self::de00`] computed pixel by pixel with other math functions
+    /// ([`super::math::CLibrary`]: what libvmaf computes) and no caches.
     pub fn de00_with(&mut self, reference: &Frame, distorted: &Frame, m: &impl Libm) -> &[f32] {
         let (w, h) = (self.map.width, self.map.height);
         self.de00.resize(w * h, 0.0);
@@ -238,5 +358,47 @@ impl Extractor for CiedeCpu {
         let sum = self.de00(reference, distorted).iter().fold(0.0f64, |acc, &v| acc + f64::from(v));
         out.record("ciede2000", index, score(sum, pixels));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::features::testutil::synthetic;
+    use crate::fixture::Chroma;
+
+    #[test]
+    fn equal_colours_differ_by_exactly_zero() {
+        // The shortcut in `Caches::de00`: the full computation gives +0.0.
+        let table = table_words();
+        let m = Own(&table);
+        let mut seed = 5u64;
+        for bit_depth in [8u8, 10, 12, 16] {
+            let s = YuvScale::new(bit_depth);
+            for _ in 0..20_000 {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let t = [seed >> 16, seed >> 32, seed >> 48].map(|v| (v as u32) & ((1 << bit_depth) - 1));
+                let c = lab_color(t[0], t[1], t[2], &s, &m);
+                assert_eq!(ciede2000(c, c, &m).to_bits(), 0, "{t:?} at {bit_depth} bits");
+            }
+        }
+    }
+
+    #[test]
+    fn caches_change_no_result() {
+        for (bit_depth, chroma) in [(8, Chroma::Yuv420), (10, Chroma::Yuv422), (16, Chroma::Yuv444)] {
+            let fx = synthetic(bit_depth, chroma, 3);
+            let map = ChromaMap::new(&fx.geometry).unwrap();
+            let mut cached = CiedeCpu::new(map.clone(), bit_depth);
+            let mut plain = CiedeCpu::new(map, bit_depth);
+            let table = table_words();
+            for (r, d) in fx.reference.iter().zip(&fx.distorted) {
+                let a: Vec<u32> = cached.de00(r, d).iter().map(|v| v.to_bits()).collect();
+                let b: Vec<u32> = plain.de00_with(r, d, &Own(&table)).iter().map(|v| v.to_bits()).collect();
+                assert_eq!(a, b, "{}", fx.geometry);
+                // And with the reference as its own distortion: all zeros.
+                assert!(cached.de00(r, r).iter().all(|v| v.to_bits() == 0));
+            }
+        }
     }
 }

@@ -23,29 +23,29 @@ fn lift(a: i32, c: i32, round: i32, shift: u32) -> i32 {
     a.wrapping_mul(c).wrapping_add(round) >> shift
 }
 
-/// Eight lanes of `i32`, one per column (first pass) or row (second pass)
-/// of a block: od_bin_fdct8 on all eight at once, which the compiler turns
-/// into vector instructions. Lane arithmetic is exactly the scalar C's.
-type Lanes = [i32; 8];
+/// `L` lanes of `i32`: the same coefficient of `L` blocks. Every operation
+/// below works lane by lane, which the compiler turns into vector
+/// instructions; lane arithmetic is exactly the scalar C's.
+type Lanes<const L: usize> = [i32; L];
 
 #[inline(always)]
-fn map2(a: Lanes, b: Lanes, f: impl Fn(i32, i32) -> i32) -> Lanes {
+fn map2<const L: usize>(a: Lanes<L>, b: Lanes<L>, f: impl Fn(i32, i32) -> i32) -> Lanes<L> {
     std::array::from_fn(|l| f(a[l], b[l]))
 }
 
 #[inline(always)]
-fn map1(a: Lanes, f: impl Fn(i32) -> i32) -> Lanes {
+fn map1<const L: usize>(a: Lanes<L>, f: impl Fn(i32) -> i32) -> Lanes<L> {
     std::array::from_fn(|l| f(a[l]))
 }
 
-/// psnr_hvs.c `od_bin_fdct8` on eight lanes: `x[k]` is input `k` of every
+/// psnr_hvs.c `od_bin_fdct8` on `L` lanes: `x[k]` is input `k` of every
 /// lane, the result's `[k]` output `k`.
 #[inline(always)]
-fn fdct8(x: &[Lanes; 8]) -> [Lanes; 8] {
-    let add = |a: Lanes, b: Lanes| map2(a, b, i32::wrapping_add);
-    let sub = |a: Lanes, b: Lanes| map2(a, b, i32::wrapping_sub);
-    let rsh = |a: Lanes| map1(a, |v| unbiased_rshift(v, 1));
-    let lift = |a: Lanes, c: i32, round: i32, shift: u32| map1(a, |v| lift(v, c, round, shift));
+fn fdct8<const L: usize>(x: [Lanes<L>; 8]) -> [Lanes<L>; 8] {
+    let add = |a: Lanes<L>, b: Lanes<L>| map2(a, b, i32::wrapping_add);
+    let sub = |a: Lanes<L>, b: Lanes<L>| map2(a, b, i32::wrapping_sub);
+    let rsh = |a: Lanes<L>| map1(a, |v| unbiased_rshift(v, 1));
+    let lift = |a: Lanes<L>, c: i32, round: i32, shift: u32| map1(a, |v| lift(v, c, round, shift));
     // Initial permutation.
     let mut t0 = x[0];
     let mut t4 = x[1];
@@ -97,126 +97,169 @@ fn fdct8(x: &[Lanes; 8]) -> [Lanes; 8] {
     [t0, t1, t2, t3, t4, t5, t6, t7]
 }
 
-fn transpose(m: &[Lanes; 8]) -> [Lanes; 8] {
-    std::array::from_fn(|i| std::array::from_fn(|j| m[j][i]))
+/// psnr_hvs.c `od_bin_fdct8x8` of `L` row-major 8x8 blocks at once
+/// (`b[i * 8 + j]`: coefficient (i, j) of every lane): a 1-D DCT down every
+/// column into the rows of a scratch block, then down every column of that.
+#[inline(always)]
+pub fn fdct8x8<const L: usize>(b: &[Lanes<L>; 64]) -> [Lanes<L>; 64] {
+    let mut z = [[0; L]; 64];
+    for i in 0..8 {
+        let out = fdct8(std::array::from_fn(|k| b[k * 8 + i]));
+        z[8 * i..8 * i + 8].copy_from_slice(&out);
+    }
+    let mut y = [[0; L]; 64];
+    for i in 0..8 {
+        let out = fdct8(std::array::from_fn(|k| z[k * 8 + i]));
+        y[8 * i..8 * i + 8].copy_from_slice(&out);
+    }
+    y
 }
 
-/// psnr_hvs.c `od_bin_fdct8x8` of a row-major 8x8 block: a 1-D DCT down
-/// every column, then along every row of that result; coefficient
-/// `[u * 8 + v]` (row u, column v), as the C leaves it.
-pub fn fdct8x8(block: &[i32; 64]) -> [i32; 64] {
-    // Pass 1, lanes = columns: lane i reads column i (row k is input k).
-    let rows: [Lanes; 8] = std::array::from_fn(|k| std::array::from_fn(|i| block[k * 8 + i]));
-    let a = fdct8(&rows); // a[k][i]: coefficient k of column i, the C's z[8 i + k]
-    // Pass 2: the C transforms column i of z, i.e. a[i][..]; as lanes, a's
-    // transpose.
-    let c = fdct8(&transpose(&a)); // c[k][i]: coefficient k of z's column i
-    std::array::from_fn(|n| c[n % 8][n / 8])
+/// `L` lanes of f32, one per block.
+type Floats<const L: usize> = [f32; L];
+
+#[inline(always)]
+fn f2<const L: usize>(a: Floats<L>, b: Floats<L>, f: impl Fn(f32, f32) -> f32) -> Floats<L> {
+    std::array::from_fn(|l| f(a[l], b[l]))
 }
 
-/// The 64 values calc_psnrhvs adds to its sum for one pair of 8x8 blocks
-/// (`src`, `dst`: samples, row-major), in its order: `(err * csf[i][j]) *
-/// (err * csf[i][j])` for each coefficient, `err` the coefficient
-/// difference less the contrast-masking threshold (except the DC term).
-pub fn block_terms(src: &[i32; 64], dst: &[i32; 64], t: &PlaneTables, out: &mut [f32; 64]) {
+/// calc_psnrhvs's means and variances of `L` blocks: the quadrants'
+/// variances over the whole block's (`gvar`, left as is when not positive).
+#[inline(always)]
+fn variance_ratio<const L: usize>(v: &[Lanes<L>; 64]) -> Floats<L> {
     let sub = |i: usize, j: usize| ((i & 12) >> 2) + ((j & 12) >> 1);
-    let (mut s_gmean, mut d_gmean) = (0.0f32, 0.0f32);
-    let (mut s_means, mut d_means) = ([0.0f32; 4], [0.0f32; 4]);
+    let mut gmean = [0.0f32; L];
+    let mut means = [[0.0f32; L]; 4];
     for i in 0..8 {
         for j in 0..8 {
-            let k = i * 8 + j;
-            let (s, d) = (src[k] as f32, dst[k] as f32);
-            s_gmean += s;
-            d_gmean += d;
-            s_means[sub(i, j)] += s;
-            d_means[sub(i, j)] += d;
+            let x: Floats<L> = v[i * 8 + j].map(|s| s as f32);
+            gmean = f2(gmean, x, |a, b| a + b);
+            means[sub(i, j)] = f2(means[sub(i, j)], x, |a, b| a + b);
         }
     }
-    s_gmean /= 64.0;
-    d_gmean /= 64.0;
-    for m in s_means.iter_mut().chain(d_means.iter_mut()) {
-        *m /= 16.0;
-    }
-    let (mut s_gvar, mut d_gvar) = (0.0f32, 0.0f32);
-    let (mut s_vars, mut d_vars) = ([0.0f32; 4], [0.0f32; 4]);
+    gmean = gmean.map(|m| m / 64.0);
+    means = means.map(|m| m.map(|v| v / 16.0));
+    let mut gvar = [0.0f32; L];
+    let mut vars = [[0.0f32; L]; 4];
     for i in 0..8 {
         for j in 0..8 {
-            let (k, q) = (i * 8 + j, sub(i, j));
-            let (s, d) = (src[k] as f32, dst[k] as f32);
-            s_gvar += (s - s_gmean) * (s - s_gmean);
-            d_gvar += (d - d_gmean) * (d - d_gmean);
-            s_vars[q] += (s - s_means[q]) * (s - s_means[q]);
-            d_vars[q] += (d - d_means[q]) * (d - d_means[q]);
+            let q = sub(i, j);
+            let x: Floats<L> = v[i * 8 + j].map(|s| s as f32);
+            gvar = std::array::from_fn(|l| gvar[l] + (x[l] - gmean[l]) * (x[l] - gmean[l]));
+            vars[q] = std::array::from_fn(|l| vars[q][l] + (x[l] - means[q][l]) * (x[l] - means[q][l]));
         }
     }
     // `1 / 63.f * 64` and `1 / 15.f * 16`: float constants.
-    s_gvar *= 1.0f32 / 63.0 * 64.0;
-    d_gvar *= 1.0f32 / 63.0 * 64.0;
-    for v in s_vars.iter_mut().chain(d_vars.iter_mut()) {
-        *v *= 1.0f32 / 15.0 * 16.0;
-    }
-    if s_gvar > 0.0 {
-        s_gvar = (s_vars[0] + s_vars[1] + s_vars[2] + s_vars[3]) / s_gvar;
-    }
-    if d_gvar > 0.0 {
-        d_gvar = (d_vars[0] + d_vars[1] + d_vars[2] + d_vars[3]) / d_gvar;
-    }
-    let dct_s = fdct8x8(src);
-    let dct_d = fdct8x8(dst);
-    let (mut s_mask, mut d_mask) = (0.0f32, 0.0f32);
+    gvar = gvar.map(|g| g * (1.0f32 / 63.0 * 64.0));
+    vars = vars.map(|q| q.map(|v| v * (1.0f32 / 15.0 * 16.0)));
+    std::array::from_fn(|l| {
+        if gvar[l] > 0.0 { (vars[0][l] + vars[1][l] + vars[2][l] + vars[3][l]) / gvar[l] } else { gvar[l] }
+    })
+}
+
+/// calc_psnrhvs's masking of `L` blocks: sqrt(Σ (float)(c * c) * mask over
+/// the AC coefficients in order, times gvar) / 32 — in C a double square
+/// root of a float, rounded to float: the float square root; /32 is exact.
+#[inline(always)]
+fn masking<const L: usize>(c: &[Lanes<L>; 64], mask: &[f32; 64], gvar: Floats<L>) -> Floats<L> {
+    let mut m = [0.0f32; L];
     for k in 1..64 {
         // `dct * dct * mask`: an int product, then converted to float.
-        s_mask += dct_s[k].wrapping_mul(dct_s[k]) as f32 * t.mask[k];
-        d_mask += dct_d[k].wrapping_mul(dct_d[k]) as f32 * t.mask[k];
+        m = std::array::from_fn(|l| m[l] + c[k][l].wrapping_mul(c[k][l]) as f32 * mask[k]);
     }
-    // `sqrt(x) / 32.f` in double, stored as float: the double square root
-    // of a float rounded to float is the float square root, and /32 is exact.
-    s_mask = (s_mask * s_gvar).sqrt() / 32.0;
-    d_mask = (d_mask * d_gvar).sqrt() / 32.0;
-    if d_mask > s_mask {
-        s_mask = d_mask;
-    }
+    std::array::from_fn(|l| (m[l] * gvar[l]).sqrt() / 32.0)
+}
+
+/// The 64 values calc_psnrhvs adds to its sum for `L` pairs of 8x8 blocks
+/// (`src`, `dst`: samples, coefficient-major: `[i * 8 + j][lane]`), in its
+/// order: `(err * csf[i][j]) * (err * csf[i][j])` for each coefficient,
+/// `err` the coefficient difference less the contrast-masking threshold
+/// (except the DC term). Each lane is one block, computed exactly as the C
+/// computes it; the lanes only let the compiler use vector instructions.
+pub fn block_terms<const L: usize>(
+    src: &[Lanes<L>; 64],
+    dst: &[Lanes<L>; 64],
+    t: &PlaneTables,
+    out: &mut [Floats<L>; 64],
+) {
+    let s_gvar = variance_ratio(src);
+    let d_gvar = variance_ratio(dst);
+    let dct_s = fdct8x8(src);
+    let dct_d = fdct8x8(dst);
+    let s_mask = masking(&dct_s, &t.mask, s_gvar);
+    let d_mask = masking(&dct_d, &t.mask, d_gvar);
+    let s_mask: Floats<L> = std::array::from_fn(|l| if d_mask[l] > s_mask[l] { d_mask[l] } else { s_mask[l] });
     for k in 0..64 {
-        let mut err = dct_s[k].wrapping_sub(dct_d[k]).wrapping_abs() as f32;
-        if k != 0 {
-            let threshold = s_mask / t.mask[k];
-            err = if err < threshold { 0.0 } else { err - threshold };
-        }
-        out[k] = (err * t.csf[k]) * (err * t.csf[k]);
+        out[k] = std::array::from_fn(|l| {
+            let mut err = dct_s[k][l].wrapping_sub(dct_d[k][l]).wrapping_abs() as f32;
+            if k != 0 {
+                let threshold = s_mask[l] / t.mask[k];
+                err = if err < threshold { 0.0 } else { err - threshold };
+            }
+            (err * t.csf[k]) * (err * t.csf[k])
+        });
     }
 }
+
+/// Blocks computed at once by [`plane_sum`].
+const LANES: usize = 8;
 
 /// calc_psnrhvs's sum for one plane, before its divisions: every block's
 /// terms added in f32, blocks in raster order (8x8 blocks every 7 pixels),
 /// coefficients in row-major order. Also returns the number of terms
 /// (calc_psnrhvs's `pixels`).
 pub fn plane_sum(reference: PlaneRef<'_>, distorted: PlaneRef<'_>, tables: &PlaneTables) -> (f32, usize) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { plane_sum_avx2(reference, distorted, tables) };
+    }
+    plane_sum_lanes(reference, distorted, tables)
+}
+
+/// [`plane_sum_lanes`] compiled for AVX2: eight lanes of f32 or i32 per
+/// instruction, the same IEEE operations (no FMA), so the same bits.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn plane_sum_avx2(reference: PlaneRef<'_>, distorted: PlaneRef<'_>, tables: &PlaneTables) -> (f32, usize) {
+    plane_sum_lanes(reference, distorted, tables)
+}
+
+#[inline(always)]
+fn plane_sum_lanes(reference: PlaneRef<'_>, distorted: PlaneRef<'_>, tables: &PlaneTables) -> (f32, usize) {
     let (w, h) = (reference.width(), reference.height());
     let (bx, by) = (blocks(w), blocks(h));
+    let n = bx * by;
     let mut ret = 0.0f32;
-    let (mut src, mut dst, mut terms) = ([0i32; 64], [0i32; 64], [0.0f32; 64]);
-    for y in 0..by {
-        for x in 0..bx {
-            load_block(reference, 7 * x, 7 * y, &mut src);
-            load_block(distorted, 7 * x, 7 * y, &mut dst);
-            block_terms(&src, &dst, tables, &mut terms);
-            for &t in &terms {
-                ret += t;
+    let (mut src, mut dst, mut terms) = ([[0i32; LANES]; 64], [[0i32; LANES]; 64], [[0.0f32; LANES]; 64]);
+    for first in (0..n).step_by(LANES) {
+        let count = LANES.min(n - first);
+        for l in 0..count {
+            let b = first + l;
+            load_block(reference, 7 * (b % bx), 7 * (b / bx), &mut src, l);
+            load_block(distorted, 7 * (b % bx), 7 * (b / bx), &mut dst, l);
+        }
+        block_terms(&src, &dst, tables, &mut terms);
+        // The sum, in block order, then coefficient order.
+        for l in 0..count {
+            for term in &terms {
+                ret += term[l];
             }
         }
     }
-    (ret, 64 * bx * by)
+    (ret, 64 * n)
 }
 
-/// The 8x8 block of `plane` whose top-left sample is (`x`, `y`).
-pub fn load_block(plane: PlaneRef<'_>, x: usize, y: usize, out: &mut [i32; 64]) {
+/// The 8x8 block of `plane` whose top-left sample is (`x`, `y`), into lane
+/// `l` of `out`.
+pub fn load_block<const L: usize>(plane: PlaneRef<'_>, x: usize, y: usize, out: &mut [Lanes<L>; 64], l: usize) {
     let w = plane.width();
     match plane {
         PlaneRef::U8 { data, .. } => {
             for i in 0..8 {
                 let row = &data[(y + i) * w + x..][..8];
                 for j in 0..8 {
-                    out[i * 8 + j] = i32::from(row[j]);
+                    out[i * 8 + j][l] = i32::from(row[j]);
                 }
             }
         }
@@ -224,7 +267,7 @@ pub fn load_block(plane: PlaneRef<'_>, x: usize, y: usize, out: &mut [i32; 64]) 
             for i in 0..8 {
                 let row = &data[(y + i) * w + x..][..8];
                 for j in 0..8 {
-                    out[i * 8 + j] = i32::from(row[j]);
+                    out[i * 8 + j][l] = i32::from(row[j]);
                 }
             }
         }
@@ -271,5 +314,57 @@ impl Extractor for PsnrHvsCpu {
         });
         record(scores, index, out);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flat_block_has_only_a_dc_coefficient() {
+        // Daala's 8x8 DCT is orthonormal: a flat block of c has DC 8c, to
+        // the lifting steps' rounding.
+        for c in [0, 1, 100, 255, 1023, 4095] {
+            let b: [[i32; 1]; 64] = [[c]; 64];
+            let y = fdct8x8(&b);
+            assert!((y[0][0] - 8 * c).abs() <= 1, "{c}: DC {}", y[0][0]);
+            assert!(y[1..].iter().all(|v| v[0] == 0), "{c}: {y:?}");
+        }
+    }
+
+    #[test]
+    fn unbiased_shifts_round_towards_zero() {
+        assert_eq!(unbiased_rshift(5, 1), 2);
+        assert_eq!(unbiased_rshift(-5, 1), -2);
+        assert_eq!(unbiased_rshift(-4, 1), -2);
+        assert_eq!(lift(-3, 13573, 16384, 15), (-3 * 13573 + 16384) >> 15);
+    }
+
+    #[test]
+    fn lanes_are_blocks_computed_one_by_one() {
+        let t = plane_tables(0);
+        let mut seed = 9u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 52) as i32 // 12 bits
+        };
+        let (mut src, mut dst) = ([[0i32; 8]; 64], [[0i32; 8]; 64]);
+        for k in 0..64 {
+            for l in 0..8 {
+                src[k][l] = next();
+                dst[k][l] = if l == 3 { src[k][l] } else { (src[k][l] + next() % 64).clamp(0, 4095) };
+            }
+        }
+        let mut lanes = [[0.0f32; 8]; 64];
+        block_terms(&src, &dst, &t, &mut lanes);
+        for l in 0..8 {
+            let one = |b: &[[i32; 8]; 64]| -> [[i32; 1]; 64] { std::array::from_fn(|k| [b[k][l]]) };
+            let mut single = [[0.0f32; 1]; 64];
+            block_terms(&one(&src), &one(&dst), &t, &mut single);
+            assert!((0..64).all(|k| single[k][0].to_bits() == lanes[k][l].to_bits()), "lane {l}");
+        }
+        // Identical blocks (lane 3) contribute nothing.
+        assert!((0..64).all(|k| lanes[k][3] == 0.0));
     }
 }
