@@ -170,3 +170,33 @@ KERNEL seqsum(GLOBAL const float *terms, GLOBAL const ulp_u32 *sums, GLOBAL ulp_
         out[2 * g + 1] = (ulp_u32)(bits >> 32);
     }
 }
+
+/* seqsum_serial: the sum of seqsum's contract by one work item per
+ * sequence adding its terms one after another in the accumulator's own
+ * precision: libvmaf's loop itself (contract: SEQSUM_SERIAL). What CPU
+ * devices run (PoCL), where one core walking the terms beats the parallel
+ * phases. A launch adds terms [start, start + span) of every sequence to
+ * the running sum in `out` (zero when start is 0). */
+KERNEL seqsum_serial(GLOBAL const float *terms, GLOBAL const ulp_u32 *sums, GLOBAL ulp_u32 *out, ulp_u32 start,
+                     ulp_u32 span, ulp_u32 precision)
+{
+    const ulp_u32 g = GROUP_ID(0);
+    const ulp_u32 count = sums[2 * g + 1];
+    if (start >= count && start > 0)
+        return;
+    const ulp_u32 first = sums[2 * g] + start;
+    const ulp_u32 end = sums[2 * g] + (count < start + span ? count : start + span);
+    double s = start == 0 ? 0.0 : ULP_F64_FROM(((ulp_u64)out[2 * g + 1] << 32) | out[2 * g]);
+    if (precision == 24) {
+        float sf = (float)s;
+        for (ulp_u32 i = first; i < end; i++)
+            sf = ADD_RN(sf, terms[i]);
+        s = (double)sf;
+    } else {
+        for (ulp_u32 i = first; i < end; i++)
+            s = s + (double)terms[i];
+    }
+    const ulp_u64 bits = ULP_F64_BITS(s);
+    out[2 * g] = (ulp_u32)bits;
+    out[2 * g + 1] = (ulp_u32)(bits >> 32);
+}

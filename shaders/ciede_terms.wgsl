@@ -13,8 +13,10 @@
 
 @group(0) @binding(0) var<storage, read> ref_words: array<u32>;
 @group(0) @binding(1) var<storage, read> dis_words: array<u32>;
-// src/features/ciede/tables.rs `table_words`.
-@group(0) @binding(2) var<storage, read> table: array<f64>;
+// src/features/ciede/tables.rs `table_words` (674 doubles), read as a
+// uniform block of vec2s: a storage-buffer load costs CPU drivers such as
+// lavapipe a gather each.
+@group(0) @binding(2) var<uniform> table2: array<vec2<f64>, 337>;
 @group(0) @binding(3) var<storage, read_write> terms: array<f32>;
 
 struct Params {
@@ -129,6 +131,10 @@ const POWF_25_7: f32 = 0x1.6bcc420000000p+32f;
 const KSUB_L: f32 = 0x1.4ccccc0000000p-1f;
 // END GENERATED
 
+fn table(i: u32) -> f64 {
+    return table2[i >> 1u][i & 1u];
+}
+
 struct DD {
     hi: f64,
     lo: f64,
@@ -170,9 +176,9 @@ fn log_dd(x: f64) -> DD {
     let iz = ix - (tmp & 0xFFF0000000000000lu);
     let z = bitcast<f64>(iz);
     let row = LOG_AT + 3u * i;
-    let invc = table[row];
-    let nlog_hi = table[row + 1u];
-    let nlog_lo = table[row + 2u];
+    let invc = table(row);
+    let nlog_hi = table(row + 1u);
+    let nlog_lo = table(row + 2u);
     let zh = bitcast<f64>(iz & 0xFFFFFFFFFFE00000lu);
     let zl = z - zh;
     let rh = zh * invc - 1.0lf;
@@ -194,8 +200,8 @@ fn exp_dd(hi: f64, lo: f64) -> f64 {
     let p = r + r * r * (EXP_2 + r * (EXP_3 + r * (EXP_4 + r * (EXP_5 + r * EXP_6))));
     let k = i32(kd);
     let j = u32(k & 127);
-    let t_hi = table[EXP2_AT + 2u * j];
-    let t_lo = table[EXP2_AT + 2u * j + 1u];
+    let t_hi = table(EXP2_AT + 2u * j);
+    let t_lo = table(EXP2_AT + 2u * j + 1u);
     let m = t_hi + (t_lo + t_hi * p + t_lo * p);
     return m * pow2i(k >> 7u);
 }
@@ -349,7 +355,7 @@ fn atan2_sw(y: f32, x: f32) -> f64 {
     let u2 = u * u;
     let au = u + u * u2 * (ATAN_3 + u2 * (ATAN_5 + u2 * (ATAN_7 + u2 * (ATAN_9 + u2 * (ATAN_11 + u2 * ATAN_13)))));
     let j = u32(jd);
-    var a = fast_two_sum(table[ATAN_AT + 2u * j], table[ATAN_AT + 2u * j + 1u] + au);
+    var a = fast_two_sum(table(ATAN_AT + 2u * j), table(ATAN_AT + 2u * j + 1u) + au);
     if swap {
         a = dd_sub(PIO2_HI, PIO2_LO, a.hi, a.lo);
     }

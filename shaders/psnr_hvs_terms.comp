@@ -12,8 +12,11 @@ layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Reference { uint ref_words[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Distorted { uint dis_words[]; };
-// Per plane: the CSF then the mask, 64 floats each.
-layout(std430, set = 0, binding = 2) readonly buffer Tables { float tables[]; };
+// Per plane: the CSF then the mask, 64 floats each, read as a uniform block
+// of vec4s (every invocation of a group reads the same ones at once; a
+// storage-buffer load per coefficient costs CPU drivers like lavapipe a
+// gather each).
+layout(std140, set = 0, binding = 2) uniform Tables { vec4 tables4[96]; };
 // Per plane: first sample, width, blocks per row, block rows, first term.
 layout(std430, set = 0, binding = 3) readonly buffer Planes { uint planes[]; };
 layout(std430, set = 0, binding = 4) buffer Terms { float terms[]; };
@@ -21,6 +24,10 @@ layout(std430, set = 0, binding = 4) buffer Terms { float terms[]; };
 layout(push_constant) uniform Params {
     uint bytes_per_sample;
 } pc;
+
+float tables(uint i) {
+    return tables4[i >> 2u][i & 3u];
+}
 
 // The float after and before a positive finite float.
 float next_up(float x) {
@@ -97,16 +104,25 @@ int lift(int a, int c, int round, int shift) {
     return (a * c + round) >> shift;
 }
 
-// psnr_hvs.c od_bin_fdct8, in place on eight values.
-void fdct8(inout int v[8]) {
-    int t0 = v[0];
-    int t4 = v[1];
-    int t2 = v[2];
-    int t6 = v[3];
-    int t7 = v[4];
-    int t3 = v[5];
-    int t5 = v[6];
-    int t1 = v[7];
+// The invocation's two blocks and a scratch block, one array (GLSL cannot
+// pass a reference to an array: functions index it at an offset): the
+// reference's samples then coefficients at S, the distorted's at D.
+const int S = 0;
+const int D = 64;
+const int Z = 128;
+int blk[192];
+
+// psnr_hvs.c od_bin_fdct8: the eight values blk[x + k xs] (k = 0..8)
+// transformed into blk[y + k].
+void fdct8(int x, int xs, int y) {
+    int t0 = blk[x];
+    int t4 = blk[x + xs];
+    int t2 = blk[x + 2 * xs];
+    int t6 = blk[x + 3 * xs];
+    int t7 = blk[x + 4 * xs];
+    int t3 = blk[x + 5 * xs];
+    int t5 = blk[x + 6 * xs];
+    int t1 = blk[x + 7 * xs];
     t1 = t0 - t1;
     int t1h = dct_rshift(t1, 1);
     t0 -= t1h;
@@ -141,65 +157,57 @@ void fdct8(inout int v[8]) {
     t5 += lift(t3, 2485, 4096, 13);
     t3 -= lift(t5, 18205, 16384, 15);
     t5 += lift(t3, 2485, 4096, 13);
-    v[0] = t0;
-    v[1] = t1;
-    v[2] = t2;
-    v[3] = t3;
-    v[4] = t4;
-    v[5] = t5;
-    v[6] = t6;
-    v[7] = t7;
+    blk[y] = t0;
+    blk[y + 1] = t1;
+    blk[y + 2] = t2;
+    blk[y + 3] = t3;
+    blk[y + 4] = t4;
+    blk[y + 5] = t5;
+    blk[y + 6] = t6;
+    blk[y + 7] = t7;
 }
 
-// psnr_hvs.c od_bin_fdct8x8 of a row-major block, in place: a 1-D DCT down
-// each column (into z's rows), then down each column of z.
-void fdct8x8(inout int b[64]) {
-    int z[64];
-    int v[8];
+// psnr_hvs.c od_bin_fdct8x8 of the row-major block at b, in place: a 1-D
+// DCT down each column into Z's rows, then down each column of Z.
+void fdct8x8(int b) {
     for (int i = 0; i < 8; i++) {
-        for (int k = 0; k < 8; k++) {
-            v[k] = b[k * 8 + i];
-        }
-        fdct8(v);
-        for (int k = 0; k < 8; k++) {
-            z[8 * i + k] = v[k];
-        }
+        fdct8(b + i, 8, Z + 8 * i);
     }
     for (int i = 0; i < 8; i++) {
-        for (int k = 0; k < 8; k++) {
-            v[k] = z[k * 8 + i];
-        }
-        fdct8(v);
-        for (int k = 0; k < 8; k++) {
-            b[8 * i + k] = v[k];
-        }
+        fdct8(Z + i, 8, b + 8 * i);
     }
 }
 
-// The block's quadrant variances over its whole variance, as calc_psnrhvs
-// computes them (the sample sums are exact integers, the variance sums f32
-// in row-major order); the whole variance itself when it is not positive.
-float variance_ratio(int v[64]) {
+// The block at b's quadrant variances over its whole variance, as
+// calc_psnrhvs computes them (the sample sums are exact integers, the
+// variance sums f32 in row-major order); the whole variance itself when it
+// is not positive.
+float variance_ratio(int b) {
     int gsum = 0;
-    int qsum[4] = int[4](0, 0, 0, 0);
+    int q0 = 0;
+    int q1 = 0;
+    int q2 = 0;
+    int q3 = 0;
     for (int i = 0; i < 8; i++) {
         for (int j = 0; j < 8; j++) {
-            gsum += v[i * 8 + j];
-            qsum[((i & 12) >> 2) + ((j & 12) >> 1)] += v[i * 8 + j];
+            int v = blk[b + i * 8 + j];
+            gsum += v;
+            if (i < 4) {
+                if (j < 4) { q0 += v; } else { q2 += v; }
+            } else {
+                if (j < 4) { q1 += v; } else { q3 += v; }
+            }
         }
     }
     // Division by 64 and 16: exact.
     float gmean = float(gsum) * 0.015625;
-    float means[4];
-    for (int q = 0; q < 4; q++) {
-        means[q] = float(qsum[q]) * 0.0625;
-    }
+    vec4 means = vec4(float(q0), float(q1), float(q2), float(q3)) * 0.0625;
     float gvar = 0.0;
-    float vars[4] = float[4](0.0, 0.0, 0.0, 0.0);
+    vec4 vars = vec4(0.0);
     for (int i = 0; i < 8; i++) {
         for (int j = 0; j < 8; j++) {
             int q = ((i & 12) >> 2) + ((j & 12) >> 1);
-            float x = float(v[i * 8 + j]);
+            float x = float(blk[b + i * 8 + j]);
             float dg = x - gmean;
             float dq = x - means[q];
             gvar += dg * dg;
@@ -209,21 +217,21 @@ float variance_ratio(int v[64]) {
     // `1 / 63.f * 64` and `1 / 15.f * 16`: the floats nearest 1/63 and
     // 1/15, times 64 and 16 (exact).
     gvar *= uintBitsToFloat(0x3C820821u) * 64.0;
-    for (int q = 0; q < 4; q++) {
-        vars[q] *= uintBitsToFloat(0x3D888889u) * 16.0;
-    }
+    vars *= uintBitsToFloat(0x3D888889u) * 16.0;
     if (gvar > 0.0) {
-        gvar = div_rn(vars[0] + vars[1] + vars[2] + vars[3], gvar);
+        gvar = div_rn(vars.x + vars.y + vars.z + vars.w, gvar);
     }
     return gvar;
 }
 
-// The masking energy, sqrt(sum of (float)(c * c) * mask over the AC
-// coefficients in order, times gvar) / 32 (the /32 is exact).
-float masking(int c[64], uint table, float gvar) {
+// The masking energy of the coefficients at b: sqrt(sum of (float)(c * c)
+// * mask over the AC coefficients in order, times gvar) / 32 (the /32 is
+// exact).
+float masking(int b, uint table, float gvar) {
     float m = 0.0;
     for (int k = 1; k < 64; k++) {
-        m += float(c[k] * c[k]) * tables[table + 64u + uint(k)];
+        int c = blk[b + k];
+        m += float(c * c) * tables(table + 64u + uint(k));
     }
     return sqrt_rn(m * gvar) * 0.03125;
 }
@@ -242,32 +250,30 @@ void main() {
     uint table = 128u * p; // CSF at table, mask at table + 64
     uint x0 = 7u * (b % bx);
     uint y0 = 7u * (b / bx);
-    int s[64];
-    int d[64];
     for (uint i = 0u; i < 8u; i++) {
         for (uint j = 0u; j < 8u; j++) {
             uint at = offset + (y0 + i) * width + x0 + j;
-            s[i * 8u + j] = ref_sample(at);
-            d[i * 8u + j] = dis_sample(at);
+            blk[S + int(i * 8u + j)] = ref_sample(at);
+            blk[D + int(i * 8u + j)] = dis_sample(at);
         }
     }
-    float s_gvar = variance_ratio(s);
-    float d_gvar = variance_ratio(d);
-    fdct8x8(s);
-    fdct8x8(d);
-    float s_mask = masking(s, table, s_gvar);
-    float d_mask = masking(d, table, d_gvar);
+    float s_gvar = variance_ratio(S);
+    float d_gvar = variance_ratio(D);
+    fdct8x8(S);
+    fdct8x8(D);
+    float s_mask = masking(S, table, s_gvar);
+    float d_mask = masking(D, table, d_gvar);
     if (d_mask > s_mask) {
         s_mask = d_mask;
     }
     uint out_at = first + 64u * b;
     for (int k = 0; k < 64; k++) {
-        float err = float(abs(s[k] - d[k]));
+        float err = float(abs(blk[S + k] - blk[D + k]));
         if (k != 0) {
-            float threshold = div_rn(s_mask, tables[table + 64u + uint(k)]);
+            float threshold = div_rn(s_mask, tables(table + 64u + uint(k)));
             err = err < threshold ? 0.0 : err - threshold;
         }
-        float e = err * tables[table + uint(k)];
+        float e = err * tables(table + uint(k));
         terms[out_at + uint(k)] = e * e;
     }
 }

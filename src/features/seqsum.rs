@@ -214,6 +214,52 @@ pub fn model_counting(terms: &[f32], acc: Accumulator, segment: usize) -> (f64, 
 pub static SEQSUM: KernelSpec =
     KernelSpec { name: "seqsum", family: "seqsum", workgroup: [SEQSUM_WG, 1, 1], buffers: 3, scalars: 2 };
 
+/// `seqsum_serial` (kernels/seqsum.cl, shaders/seqsum_serial.comp): the
+/// sums of [`SEQSUM`] (same buffers, same results, bit for bit) by one
+/// work item per sequence adding its terms one after another in the
+/// accumulator's precision — libvmaf's loop itself. Launch one group of
+/// one per sequence; a launch adds terms `[start, start + span)` of each
+/// sequence to the running sum in `out` (starting from zero when `start`
+/// is 0), so a long sum takes several launches of at most
+/// [`SERIAL_SPAN`] terms: lavapipe ends an invocation's loops after 65535
+/// iterations in all. Scalars: start, span, the accumulator's precision.
+/// [`kernel_for`] runs it on CPU implementations (lavapipe, PoCL), where a
+/// core walking the terms costs a fraction of a millisecond and
+/// [`SEQSUM`]'s phases and barriers much more.
+pub static SEQSUM_SERIAL: KernelSpec =
+    KernelSpec { name: "seqsum_serial", family: "seqsum", workgroup: [1, 1, 1], buffers: 3, scalars: 3 };
+
+/// Terms per [`SEQSUM_SERIAL`] launch: below lavapipe's 65535 loop
+/// iterations per invocation.
+pub const SERIAL_SPAN: usize = 60_000;
+
+/// The environment variable that overrides which sum kernel runs: `serial`
+/// ([`SEQSUM_SERIAL`]) or `parallel` ([`SEQSUM`]). A testing and diagnostic
+/// switch (both give the same bits); unset or empty, [`kernel_for`] chooses
+/// by device type.
+pub const KERNEL_VAR: &str = "ULPGATE_SEQSUM_KERNEL";
+
+/// The sum kernel for `device`: [`SEQSUM_SERIAL`] on CPU implementations
+/// (`device_type` `cpu`), [`SEQSUM`] on everything else. `choice` is
+/// [`KERNEL_VAR`]'s value, which overrides the device type; anything but
+/// `serial`, `parallel` or empty is an error.
+pub fn kernel_for(
+    device: &crate::backend::DeviceInfo,
+    choice: Option<&std::ffi::OsStr>,
+) -> Result<&'static KernelSpec> {
+    match choice.map(|c| c.to_str()) {
+        None | Some(Some("")) => {
+            Ok(if device.device_type.as_deref() == Some("cpu") { &SEQSUM_SERIAL } else { &SEQSUM })
+        }
+        Some(Some("serial")) => Ok(&SEQSUM_SERIAL),
+        Some(Some("parallel")) => Ok(&SEQSUM),
+        Some(_) => anyhow::bail!(
+            "{KERNEL_VAR}={:?}: expected `serial` (seqsum_serial) or `parallel` (seqsum), or unset",
+            choice.unwrap_or_default()
+        ),
+    }
+}
+
 /// One or more sequential sums on a GPU: the kernel, and the sequences'
 /// places in the terms buffer.
 pub struct SeqSum {
@@ -231,8 +277,15 @@ pub struct SeqSumBuffers {
 
 impl SeqSum {
     /// Sums of `counts[g]` consecutive terms each, the sequences back to
-    /// back in the terms buffer.
+    /// back in the terms buffer, by the kernel [`kernel_for`] picks.
     pub fn new(gpu: &dyn Gpu, acc: Accumulator, counts: &[usize]) -> Result<Self> {
+        let spec = kernel_for(gpu.device(), std::env::var_os(KERNEL_VAR).as_deref())?;
+        Self::with_kernel(gpu, acc, counts, spec)
+    }
+
+    /// [`Self::new`] with a given kernel, [`SEQSUM`] or [`SEQSUM_SERIAL`].
+    pub fn with_kernel(gpu: &dyn Gpu, acc: Accumulator, counts: &[usize], spec: &'static KernelSpec) -> Result<Self> {
+        ensure!(*spec == SEQSUM || *spec == SEQSUM_SERIAL, "{} is not a sum kernel", spec.name);
         ensure!(!counts.is_empty(), "no sequence to sum");
         let mut sequences = Vec::new();
         let mut at = 0;
@@ -241,7 +294,7 @@ impl SeqSum {
             at += n;
         }
         ensure!(at <= u32::MAX as usize, "{at} terms: more than a 32-bit index reaches");
-        Ok(SeqSum { kernel: gpu.load_kernel(&SEQSUM)?, acc, sequences })
+        Ok(SeqSum { kernel: gpu.load_kernel(spec)?, acc, sequences })
     }
 
     /// Terms in all sequences.
@@ -262,14 +315,19 @@ impl SeqSum {
 
     /// Records the sums of `terms` and the download of the results.
     pub fn record(&self, terms: &Buffer, b: &SeqSumBuffers, stream: &mut dyn Stream) -> Result<()> {
-        let args = [
-            Arg::Buffer(terms),
-            Arg::Buffer(&b.sums),
-            Arg::Buffer(&b.out),
-            Arg::U32(SEGMENT as u32),
-            Arg::U32(self.acc.precision()),
-        ];
-        stream.dispatch(&self.kernel, [self.sequences.len() as u32, 1, 1], &args)?;
+        let groups = [self.sequences.len() as u32, 1, 1];
+        let p = Arg::U32(self.acc.precision());
+        if *self.kernel.spec == SEQSUM_SERIAL {
+            let longest = self.sequences.iter().map(|s| s.1).max().unwrap_or(0);
+            for start in (0..longest.max(1)).step_by(SERIAL_SPAN) {
+                let (start, span) = (Arg::U32(start as u32), Arg::U32(SERIAL_SPAN as u32));
+                let args = [Arg::Buffer(terms), Arg::Buffer(&b.sums), Arg::Buffer(&b.out), start, span, p];
+                stream.dispatch(&self.kernel, groups, &args)?;
+            }
+        } else {
+            let args = [Arg::Buffer(terms), Arg::Buffer(&b.sums), Arg::Buffer(&b.out), Arg::U32(SEGMENT as u32), p];
+            stream.dispatch(&self.kernel, groups, &args)?;
+        }
         stream.download(&b.out, 0, self.sequences.len() * 8)
     }
 
