@@ -17,6 +17,9 @@
  *                          signed ones (ulp_u64/ulp_i64 are 64-bit in both
  *                          dialects)
  *   ULP_CLZ64(x)           leading zeros of a ulp_u64 (64 for 0)
+ *   ULP_F32_BITS(x) ULP_F32_FROM(u) ULP_F64_BITS(x) ULP_F64_FROM(u)
+ *                          a float's bits as a ulp_u32 and back; a double's
+ *                          as a ulp_u64 and back
  *   double                 64-bit floats: CUDA has them, OpenCL enables
  *                          cl_khr_fp64 below where the device offers it
  *   ADD_RN SUB_RN MUL_RN DIV_RN
@@ -49,6 +52,10 @@ typedef int ulp_i32;
 typedef long long ulp_i64;
 
 #define ULP_CLZ64(x) ((ulp_u32)__clzll((long long)(x)))
+#define ULP_F32_BITS(x) ((ulp_u32)__float_as_uint(x))
+#define ULP_F32_FROM(u) __uint_as_float((ulp_u32)(u))
+#define ULP_F64_BITS(x) ((ulp_u64)__double_as_longlong(x))
+#define ULP_F64_FROM(u) __longlong_as_double((long long)(u))
 
 /* d must be a literal 0, 1 or 2: it selects the member by token pasting. */
 #define ULP_DIM_0(v) ((ulp_u32)(v).x)
@@ -86,6 +93,10 @@ typedef int ulp_i32;
 typedef long ulp_i64;
 
 #define ULP_CLZ64(x) ((ulp_u32)clz((ulong)(x)))
+#define ULP_F32_BITS(x) as_uint((float)(x))
+#define ULP_F32_FROM(u) as_float((uint)(u))
+#define ULP_F64_BITS(x) as_ulong((double)(x))
+#define ULP_F64_FROM(u) as_double((ulong)(u))
 
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

@@ -14,6 +14,9 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("psnr", include_str!("../../kernels/psnr.cl")),
     ("moment", include_str!("../../kernels/moment.cl")),
     ("ansnr", include_str!("../../kernels/ansnr.cl")),
+    ("seqsum", include_str!("../../kernels/seqsum.cl")),
+    ("psnr_hvs", include_str!("../../kernels/psnr_hvs.cl")),
+    ("ciede", include_str!("../../kernels/ciede.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 

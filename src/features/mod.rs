@@ -3,12 +3,15 @@
 //! pipeline, written once against [`crate::backend::gpu::Gpu`].
 
 pub mod ansnr;
+pub mod ciede;
 pub mod gpu;
 pub mod moment;
 pub mod options;
 pub mod picture;
 pub mod psnr;
 pub mod sums;
+pub mod psnr_hvs;
+pub mod seqsum;
 
 use crate::backend::gpu::Gpu;
 use crate::fixture::{Frame, Geometry, LoadedFixture};
@@ -75,7 +78,8 @@ pub fn takes_any_geometry(_: &Geometry, _: &Options) -> Option<String> {
 
 /// Every feature this build implements. One line per feature: families add
 /// theirs without touching each other's.
-static IMPLEMENTATIONS: &[&FeatureImpl] = &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR];
+static IMPLEMENTATIONS: &[&FeatureImpl] =
+    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &psnr_hvs::PSNR_HVS, &ciede::CIEDE];
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {

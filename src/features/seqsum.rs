@@ -1,0 +1,439 @@
+//! A sequential floating-point sum, reproduced exactly on a GPU.
+//!
+//! libvmaf adds a feature's per-pixel or per-block terms one after another
+//! into a single accumulator — psnr_hvs.c into a float (`ret += ...`),
+//! ciede.c into a double (`de00_sum += de00`) — and every addition rounds.
+//! The rounding depends on the order, and over millions of terms it moves
+//! the score well beyond a print digit (psnr_hvs: ~1e-3 dB), so a parallel
+//! reduction cannot reproduce libvmaf. This module reproduces the
+//! sequential sum itself, bit for bit, in parallel.
+//!
+//! **Why it can.** While the running sum s stays in one binade [2^E,
+//! 2^(E+1)), every value it takes is an integer multiple m of the binade's
+//! unit u = 2^(E-P+1) (P: the accumulator's precision, 24 or 53 bits), and
+//! adding a term t >= 0 rounds s + t to the nearest multiple of u: m grows
+//! by t/u rounded to the nearest integer — ties to even, the only place
+//! where the step depends on m itself, through its parity. So within a
+//! binade the sum is an integer sum of per-term increments that can be
+//! computed in parallel; only a change of binade (some 30 in a frame: the
+//! sum only grows) needs the real, sequential addition.
+//!
+//! **How.** The terms are cut into segments of [`SEGMENT`] terms, and one
+//! work group per sum ([`SEQSUM`]) does, batch by batch of segments:
+//! 1. every segment's total, in double (any order: only an estimate);
+//! 2. from those, each segment's *estimated* binade at its start;
+//! 3. every segment's increments in its estimated binade, twice: for an m
+//!    that starts even and one that starts odd (Δ0, Δ1), saturating;
+//! 4. one work item walks the segments with the exact running sum: where
+//!    the sum is in the estimated binade and m + Δ stays below 2^P, the
+//!    whole segment is m += Δ; otherwise (a binade change, a wrong
+//!    estimate, a zero or non-finite sum) it adds the segment's terms one by
+//!    one with the real floating-point addition.
+//!
+//! The estimates only decide how fast a segment goes, never its result: the
+//! fast path is taken only where it is exact. [`model`] is the same
+//! algorithm in Rust, held to the plain sequential sum by the tests.
+
+use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream};
+use anyhow::{Result, ensure};
+
+/// The accumulator's format: libvmaf's `float` (psnr_hvs) or `double`
+/// (ciede). Terms are always f32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Accumulator {
+    F32,
+    F64,
+}
+
+impl Accumulator {
+    /// Significand bits, P.
+    pub fn precision(self) -> u32 {
+        match self {
+            Accumulator::F32 => 24,
+            Accumulator::F64 => 53,
+        }
+    }
+
+    /// The smallest normal value's exponent: below it the fast path is not
+    /// taken.
+    fn min_exponent(self) -> i32 {
+        match self {
+            Accumulator::F32 => -126,
+            Accumulator::F64 => -1022,
+        }
+    }
+
+    /// `s + t` as the accumulator computes it (s holds a value of the
+    /// accumulator's format).
+    pub fn add(self, s: f64, t: f32) -> f64 {
+        match self {
+            Accumulator::F32 => f64::from(s as f32 + t),
+            Accumulator::F64 => s + f64::from(t),
+        }
+    }
+}
+
+/// Terms per segment.
+pub const SEGMENT: usize = 1024;
+
+/// Work items per group of the seqsum kernels.
+pub const SEQSUM_WG: u32 = 256;
+
+/// An increment that certainly leaves any binade (and marks a segment that
+/// must take the slow path): far above 2^53, far below u64's end, so that
+/// saturating sums of it stay put.
+pub const SATURATED: u64 = 1 << 62;
+
+/// A binade exponent no sum has: a segment whose sum is estimated zero.
+pub const NO_BINADE: i32 = -100_000;
+
+/// The binade exponent of a positive finite f64 (normal or not).
+fn exponent(v: f64) -> i32 {
+    ((v.to_bits() >> 52) & 0x7FF) as i32 - 1023
+}
+
+/// A term's increment of m in binade `e` of an accumulator of precision
+/// `p`: `(a, half)`, t/u = a + f with 0 <= f < 1 and `half` comparing f
+/// with 1/2 (Less, Equal: a tie, Greater). [`SATURATED`] for a negative or
+/// non-finite term.
+pub fn increment(t: f32, e: i32, p: u32) -> (u64, std::cmp::Ordering) {
+    use std::cmp::Ordering::*;
+    let bits = t.to_bits();
+    let biased = ((bits >> 23) & 0xFF) as i32;
+    if bits >> 31 != 0 || biased == 0xFF {
+        return (if bits == 0x8000_0000 { 0 } else { SATURATED }, Less);
+    }
+    // t = man * 2^q exactly.
+    let (man, q) = if biased == 0 { (bits & 0x7F_FFFF, -149) } else { ((bits & 0x7F_FFFF) | 0x80_0000, biased - 150) };
+    let d = q - e + p as i32 - 1; // t / u = man * 2^d
+    if man == 0 {
+        return (0, Less);
+    }
+    if d >= 0 {
+        return if d > 38 { (SATURATED, Less) } else { ((u64::from(man) << d).min(SATURATED), Less) };
+    }
+    let sh = (-d) as u32;
+    if sh > 25 {
+        return (0, Less); // man < 2^24 <= half a unit
+    }
+    let a = u64::from(man >> sh);
+    let rem = man & ((1 << sh) - 1);
+    (a, rem.cmp(&(1 << (sh - 1))))
+}
+
+/// A segment's increments of m in binade `e`, starting from an even and
+/// from an odd m: (Δ0, Δ1), saturating at [`SATURATED`].
+pub fn summary(terms: &[f32], e: i32, p: u32) -> (u64, u64) {
+    use std::cmp::Ordering::*;
+    let (mut d, mut parity) = ([0u64; 2], [0u64, 1]);
+    for &t in terms {
+        let (a, half) = increment(t, e, p);
+        for k in 0..2 {
+            let inc = match half {
+                Less => a,
+                Greater => a + 1,
+                // m + a + 1/2: to even.
+                Equal => a + ((parity[k] + a) & 1),
+            };
+            d[k] = (d[k] + inc).min(SATURATED);
+            parity[k] = (parity[k] + inc) & 1;
+        }
+    }
+    (d[0], d[1])
+}
+
+/// The exact running sum `s`, when the fast path may take it: its binade
+/// exponent and integer significand m (2^(P-1) <= m < 2^P).
+fn decompose(s: f64, acc: Accumulator) -> Option<(i32, u64)> {
+    if !(s > 0.0) || !s.is_finite() {
+        return None;
+    }
+    let e = exponent(s);
+    if e < acc.min_exponent() {
+        return None;
+    }
+    let p = acc.precision();
+    let m = ((s.to_bits() & ((1 << 52) - 1)) >> (53 - p)) | (1 << (p - 1));
+    Some((e, m))
+}
+
+/// m * 2^(e - P + 1), exactly (2^(P-1) <= m < 2^P).
+fn compose(e: i32, m: u64, acc: Accumulator) -> f64 {
+    let p = acc.precision();
+    f64::from_bits((((e + 1023) as u64) << 52) | ((m - (1 << (p - 1))) << (53 - p)))
+}
+
+/// The four steps of the kernels ([the module's doc](self)) in Rust: the
+/// sequential sum of `terms` into an accumulator `acc`, starting at zero.
+pub fn model(terms: &[f32], acc: Accumulator, segment: usize) -> f64 {
+    model_counting(terms, acc, segment).0
+}
+
+/// [`model`], and how many segments took the slow path.
+pub fn model_counting(terms: &[f32], acc: Accumulator, segment: usize) -> (f64, usize) {
+    let p = acc.precision();
+    let segments: Vec<&[f32]> = terms.chunks(segment).collect();
+    // 1 and 2: estimated binades.
+    let mut estimate = 0.0f64;
+    let binades: Vec<i32> = segments
+        .iter()
+        .map(|seg| {
+            let e = if estimate > 0.0 { exponent(estimate) } else { NO_BINADE };
+            estimate += seg.iter().fold(0.0f64, |a, &t| a + f64::from(t));
+            e
+        })
+        .collect();
+    // 3 and 4.
+    let (mut s, mut slow) = (0.0f64, 0);
+    for (seg, &e) in segments.iter().zip(&binades) {
+        let (d0, d1) = summary(seg, e, p);
+        if let Some((se, m)) = decompose(s, acc)
+            && se == e
+        {
+            let m2 = m + if m & 1 == 0 { d0 } else { d1 };
+            if m2 < 1 << p {
+                s = compose(e, m2, acc);
+                continue;
+            }
+        }
+        s = seg.iter().fold(s, |s, &t| acc.add(s, t));
+        slow += 1;
+    }
+    (s, slow)
+}
+
+/// `seqsum` (kernels/seqsum.cl, shaders/seqsum.wgsl): the sequential sum
+/// of each of a few sequences of f32 terms, one work group of
+/// [`SEQSUM_WG`] per sequence ([module doc](self); [`model`] is the same
+/// algorithm). Buffers: terms (f32, the sequences back to back), sums (per
+/// sequence two u32: first term, term count), out (per sequence the sum's
+/// f64 bits as (lo, hi) u32). Scalars: segment length, the accumulator's
+/// precision (24: f32, 53: f64). Each group works through its segments in
+/// batches of [`SEQSUM_WG`], in workgroup memory: no memory but its own is
+/// shared between its phases.
+pub static SEQSUM: KernelSpec =
+    KernelSpec { name: "seqsum", family: "seqsum", workgroup: [SEQSUM_WG, 1, 1], buffers: 3, scalars: 2 };
+
+/// `seqsum_serial` (kernels/seqsum.cl, shaders/seqsum_serial.comp): the
+/// sums of [`SEQSUM`] (same buffers, same results, bit for bit) by one
+/// work item per sequence adding its terms one after another in the
+/// accumulator's precision — libvmaf's loop itself. Launch one group of
+/// one per sequence; a launch adds terms `[start, start + span)` of each
+/// sequence to the running sum in `out` (starting from zero when `start`
+/// is 0), so a long sum takes several launches of at most
+/// [`SERIAL_SPAN`] terms: lavapipe ends an invocation's loops after 65535
+/// iterations in all. Scalars: start, span, the accumulator's precision.
+/// [`kernel_for`] runs it on CPU implementations (lavapipe, PoCL), where a
+/// core walking the terms costs a fraction of a millisecond and
+/// [`SEQSUM`]'s phases and barriers much more.
+pub static SEQSUM_SERIAL: KernelSpec =
+    KernelSpec { name: "seqsum_serial", family: "seqsum", workgroup: [1, 1, 1], buffers: 3, scalars: 3 };
+
+/// Terms per [`SEQSUM_SERIAL`] launch: below lavapipe's 65535 loop
+/// iterations per invocation.
+pub const SERIAL_SPAN: usize = 60_000;
+
+/// The environment variable that overrides which sum kernel runs: `serial`
+/// ([`SEQSUM_SERIAL`]) or `parallel` ([`SEQSUM`]). A testing and diagnostic
+/// switch (both give the same bits); unset or empty, [`kernel_for`] chooses
+/// by device type.
+pub const KERNEL_VAR: &str = "ULPGATE_SEQSUM_KERNEL";
+
+/// The sum kernel for `device`: [`SEQSUM_SERIAL`] on CPU implementations
+/// (`device_type` `cpu`), [`SEQSUM`] on everything else. `choice` is
+/// [`KERNEL_VAR`]'s value, which overrides the device type; anything but
+/// `serial`, `parallel` or empty is an error.
+pub fn kernel_for(
+    device: &crate::backend::DeviceInfo,
+    choice: Option<&std::ffi::OsStr>,
+) -> Result<&'static KernelSpec> {
+    match choice.map(|c| c.to_str()) {
+        None | Some(Some("")) => {
+            Ok(if device.device_type.as_deref() == Some("cpu") { &SEQSUM_SERIAL } else { &SEQSUM })
+        }
+        Some(Some("serial")) => Ok(&SEQSUM_SERIAL),
+        Some(Some("parallel")) => Ok(&SEQSUM),
+        Some(_) => anyhow::bail!(
+            "{KERNEL_VAR}={:?}: expected `serial` (seqsum_serial) or `parallel` (seqsum), or unset",
+            choice.unwrap_or_default()
+        ),
+    }
+}
+
+/// One or more sequential sums on a GPU: the kernel, and the sequences'
+/// places in the terms buffer.
+pub struct SeqSum {
+    kernel: Kernel,
+    acc: Accumulator,
+    /// Per sequence: first term, term count.
+    sequences: Vec<(usize, usize)>,
+}
+
+/// The device buffers of one frame in flight.
+pub struct SeqSumBuffers {
+    sums: Buffer,
+    out: Buffer,
+}
+
+impl SeqSum {
+    /// Sums of `counts[g]` consecutive terms each, the sequences back to
+    /// back in the terms buffer, by the kernel [`kernel_for`] picks.
+    pub fn new(gpu: &dyn Gpu, acc: Accumulator, counts: &[usize]) -> Result<Self> {
+        let spec = kernel_for(gpu.device(), std::env::var_os(KERNEL_VAR).as_deref())?;
+        Self::with_kernel(gpu, acc, counts, spec)
+    }
+
+    /// [`Self::new`] with a given kernel, [`SEQSUM`] or [`SEQSUM_SERIAL`].
+    pub fn with_kernel(gpu: &dyn Gpu, acc: Accumulator, counts: &[usize], spec: &'static KernelSpec) -> Result<Self> {
+        ensure!(*spec == SEQSUM || *spec == SEQSUM_SERIAL, "{} is not a sum kernel", spec.name);
+        ensure!(!counts.is_empty(), "no sequence to sum");
+        let mut sequences = Vec::new();
+        let mut at = 0;
+        for &n in counts {
+            sequences.push((at, n));
+            at += n;
+        }
+        ensure!(at <= u32::MAX as usize, "{at} terms: more than a 32-bit index reaches");
+        Ok(SeqSum { kernel: gpu.load_kernel(spec)?, acc, sequences })
+    }
+
+    /// Terms in all sequences.
+    pub fn terms(&self) -> usize {
+        self.sequences.iter().map(|s| s.1).sum()
+    }
+
+    pub fn buffers(&self, gpu: &dyn Gpu) -> Result<SeqSumBuffers> {
+        let words: Vec<u32> = self.sequences.iter().flat_map(|&(first, count)| [first as u32, count as u32]).collect();
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let b =
+            SeqSumBuffers { sums: gpu.create_buffer(bytes.len())?, out: gpu.create_buffer(self.sequences.len() * 8)? };
+        let mut stream = gpu.create_stream()?;
+        stream.upload(&b.sums, 0, &bytes)?;
+        stream.wait()?;
+        Ok(b)
+    }
+
+    /// Records the sums of `terms` and the download of the results.
+    pub fn record(&self, terms: &Buffer, b: &SeqSumBuffers, stream: &mut dyn Stream) -> Result<()> {
+        let groups = [self.sequences.len() as u32, 1, 1];
+        let p = Arg::U32(self.acc.precision());
+        if *self.kernel.spec == SEQSUM_SERIAL {
+            let longest = self.sequences.iter().map(|s| s.1).max().unwrap_or(0);
+            for start in (0..longest.max(1)).step_by(SERIAL_SPAN) {
+                let (start, span) = (Arg::U32(start as u32), Arg::U32(SERIAL_SPAN as u32));
+                let args = [Arg::Buffer(terms), Arg::Buffer(&b.sums), Arg::Buffer(&b.out), start, span, p];
+                stream.dispatch(&self.kernel, groups, &args)?;
+            }
+        } else {
+            let args = [Arg::Buffer(terms), Arg::Buffer(&b.sums), Arg::Buffer(&b.out), Arg::U32(SEGMENT as u32), p];
+            stream.dispatch(&self.kernel, groups, &args)?;
+        }
+        stream.download(&b.out, 0, self.sequences.len() * 8)
+    }
+
+    /// The sums from their download.
+    pub fn results(&self, download: &[u8]) -> Result<Vec<f64>> {
+        ensure!(download.len() == self.sequences.len() * 8, "expected {} sums", self.sequences.len());
+        Ok(download.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().expect("8 bytes"))).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naive(terms: &[f32], acc: Accumulator) -> f64 {
+        terms.iter().fold(0.0, |s, &t| acc.add(s, t))
+    }
+
+    /// A deterministic stream of terms shaped like the features': many
+    /// zeros, small values with long fractions, rare large ones.
+    fn terms(seed: u64, n: usize) -> Vec<f32> {
+        let mut s = seed;
+        (0..n)
+            .map(|_| {
+                s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                let r = (s >> 33) as u32;
+                match r % 8 {
+                    0 | 1 => 0.0,
+                    2 => (r >> 8) as f32 * 1e-3,
+                    3 => ((r >> 8) % 5000) as f32 * 37.25,
+                    4 => f32::from_bits(0x3000_0000 + (r >> 6)), // tiny to mid values
+                    5 => ((r >> 10) % 256) as f32,               // integers: exact sums, ties later
+                    6 => ((r >> 12) % 64) as f32 * 0.5,          // halves: ties in coarse binades
+                    _ => ((r >> 8) as f32).sqrt(),
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_model_is_the_sequential_sum() {
+        for acc in [Accumulator::F32, Accumulator::F64] {
+            for (seed, n) in [(1, 0), (2, 1), (3, 1000), (4, 50_000), (5, 300_000)] {
+                let t = terms(seed, n);
+                for segment in [1, 7, 64, 1024] {
+                    let (want, got) = (naive(&t, acc), model(&t, acc, segment));
+                    assert_eq!(want.to_bits(), got.to_bits(), "{acc:?} seed {seed} n {n} segment {segment}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn most_segments_take_the_fast_path() {
+        // 2.7M terms (a 1080p luma plane of psnr_hvs): a few dozen binade
+        // changes, the rest in whole segments.
+        for acc in [Accumulator::F32, Accumulator::F64] {
+            let t = terms(11, 2_700_000);
+            let (sum, slow) = model_counting(&t, acc, SEGMENT);
+            assert_eq!(sum.to_bits(), naive(&t, acc).to_bits());
+            let segments = t.len().div_ceil(SEGMENT);
+            assert!(slow * 20 < segments, "{acc:?}: {slow} of {segments} segments slow");
+            eprintln!("{acc:?}: {slow} of {segments} segments slow");
+        }
+    }
+
+    #[test]
+    fn ties_go_to_even_as_the_addition_does() {
+        // A start with an odd m, then terms of half a unit and one and a
+        // half units of its binade: every addition is a tie, decided by m's
+        // parity. f32: 2^23 + 1 (unit 1); f64: 2^30 + 2^-22 (unit 2^-22).
+        for (acc, start, half) in [
+            (Accumulator::F32, vec![8_388_609.0f32], 0.5f32),
+            (Accumulator::F64, vec![1_073_741_824.0, 2.0f32.powi(-22)], 2.0f32.powi(-23)),
+        ] {
+            let mut seq = start;
+            for k in 0..4000 {
+                seq.push(if k % 3 == 0 { 3.0 * half } else { half });
+            }
+            assert_eq!(naive(&seq, acc).to_bits(), model(&seq, acc, 64).to_bits(), "{acc:?}");
+            assert_ne!(naive(&seq, acc), naive(&seq[..seq.len() - 1], acc), "{acc:?}: the terms must count");
+        }
+        // Increments by hand: u = 1 (e = 23, P = 24).
+        use std::cmp::Ordering::*;
+        assert_eq!(increment(0.5, 23, 24), (0, Equal));
+        assert_eq!(increment(1.5, 23, 24), (1, Equal));
+        assert_eq!(increment(2.75, 23, 24), (2, Greater));
+        assert_eq!(increment(0.25, 23, 24), (0, Less));
+        assert_eq!(increment(0.0, 23, 24), (0, Less));
+        assert_eq!(increment(-1.0, 23, 24).0, SATURATED);
+        assert_eq!(increment(f32::NAN, 23, 24).0, SATURATED);
+        assert_eq!(increment(1e30, 23, 24).0, SATURATED);
+        // Odd m + tie -> up; even -> stays.
+        assert_eq!(summary(&[0.5], 23, 24), (0, 1));
+    }
+
+    #[test]
+    fn non_finite_and_negative_terms_take_the_real_addition() {
+        for acc in [Accumulator::F32, Accumulator::F64] {
+            let mut t = terms(9, 5000);
+            t[3000] = -2.5;
+            assert_eq!(naive(&t, acc).to_bits(), model(&t, acc, 64).to_bits());
+            t[4000] = f32::INFINITY;
+            assert_eq!(naive(&t, acc), model(&t, acc, 64));
+            t[4500] = f32::NAN;
+            assert!(model(&t, acc, 64).is_nan());
+        }
+    }
+}
