@@ -25,6 +25,7 @@ pub struct CambiCpu {
 #[derive(Default)]
 struct Work {
     image: Vec<u16>,
+    converted: Vec<u16>,
     mask: Vec<u8>,
     half_image: Vec<u16>,
     half_mask: Vec<u8>,
@@ -46,7 +47,7 @@ impl CambiCpu {
         let bit_depth = frame.geometry.bit_depth;
         validate(plane, bit_depth)?;
         let wk = &mut self.work;
-        preprocess(plane, bit_depth, image, self.plan.enc_bitdepth, &mut wk.image);
+        preprocess(plane, bit_depth, image, self.plan.enc_bitdepth, &mut wk.image, &mut wk.converted);
         let (mut w, mut h) = (image.width, image.height);
         spatial_mask(&wk.image, w, h, image.mask_index, &mut wk.mask, &mut wk.mask_sums);
         let mut per_scale = [0.0f64; NUM_SCALES];
@@ -70,7 +71,7 @@ impl CambiCpu {
                 &mut wk.cvalues,
                 &mut wk.c,
             );
-            *pooled = spatial_pooling(&mut wk.c, image.topk_counts[scale], &mut wk.pooling);
+            *pooled = spatial_pooling(&mut wk.c[..w * h], image.topk_counts[scale], &mut wk.pooling);
         }
         Ok(weight_scales(&per_scale, image.pixels_in_window()))
     }

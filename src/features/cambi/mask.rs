@@ -12,28 +12,53 @@ use super::params::MASK_FILTER_SIZE;
 /// `mask[i * w + j]` = 1 where the picture is flat enough, else 0.
 /// `scratch` is kept from frame to frame.
 pub fn spatial_mask(image: &[u16], w: usize, h: usize, mask_index: u16, out: &mut Vec<u8>, scratch: &mut Vec<u16>) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { spatial_mask_avx2(image, w, h, mask_index, out, scratch) };
+        return;
+    }
+    spatial_mask_impl(image, w, h, mask_index, out, scratch);
+}
+
+/// [`spatial_mask_impl`] compiled for AVX2: integer lanes, same counts.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn spatial_mask_avx2(image: &[u16], w: usize, h: usize, mask_index: u16, out: &mut Vec<u8>, scratch: &mut Vec<u16>) {
+    spatial_mask_impl(image, w, h, mask_index, out, scratch);
+}
+
+#[inline(always)]
+fn spatial_mask_impl(image: &[u16], w: usize, h: usize, mask_index: u16, out: &mut Vec<u8>, scratch: &mut Vec<u16>) {
     let pad = usize::from(MASK_FILTER_SIZE >> 1);
-    out.clear();
     out.resize(w * h, 0);
-    // Zero derivatives per row, then the vertical sums of 7 rows per column.
-    scratch.clear();
-    scratch.resize(w * h + w, 0);
-    let (zero, col_sum) = scratch.split_at_mut(w * h);
+    // Zero derivatives of every row, the vertical 7-sums per column, and
+    // one row of horizontal sums.
+    scratch.resize(w * h + 2 * w, 0);
+    let (zero, rest) = scratch.split_at_mut(w * h);
+    let (col_sum, row_sum) = rest.split_at_mut(w);
     for i in 0..h {
         let row = &image[i * w..(i + 1) * w];
-        let below = if i + 1 < h { Some(&image[(i + 1) * w..(i + 2) * w]) } else { None };
         let z = &mut zero[i * w..(i + 1) * w];
-        for j in 0..w {
-            let right = j + 1 == w || row[j] == row[j + 1];
-            let down = below.is_none_or(|b| row[j] == b[j]);
-            z[j] = u16::from(right && down);
+        // Equal to the right neighbour (the last column counts as equal) ...
+        for ((z, &a), &b) in z.iter_mut().zip(row).zip(&row[1..]) {
+            *z = u16::from(a == b);
+        }
+        z[w - 1] = 1;
+        // ... and to the one below (the last row counts as equal).
+        if i + 1 < h {
+            for ((z, &a), &b) in z.iter_mut().zip(row).zip(&image[(i + 1) * w..(i + 2) * w]) {
+                *z &= u16::from(a == b);
+            }
         }
     }
-    // Rows [0, pad] start in the column sums; each output row then adds the
+    // Rows [0, pad) start in the column sums; each output row then adds the
     // row pad below it and drops the one pad + 1 above.
+    col_sum.fill(0);
     for r in 0..h.min(pad) {
         add_row(col_sum, &zero[r * w..(r + 1) * w], true);
     }
+    let threshold = mask_index;
     for i in 0..h {
         if i + pad < h {
             add_row(col_sum, &zero[(i + pad) * w..(i + pad + 1) * w], true);
@@ -41,26 +66,44 @@ pub fn spatial_mask(image: &[u16], w: usize, h: usize, mask_index: u16, out: &mu
         if i > pad {
             add_row(col_sum, &zero[(i - pad - 1) * w..(i - pad) * w], false);
         }
-        // The horizontal 7-sum of the column sums, clipped at both edges.
-        let mut sum: u32 = col_sum[..w.min(pad)].iter().map(|&v| u32::from(v)).sum();
-        let o = &mut out[i * w..(i + 1) * w];
-        for j in 0..w {
-            if j + pad < w {
-                sum += u32::from(col_sum[j + pad]);
-            }
-            if j > pad {
-                sum -= u32::from(col_sum[j - pad - 1]);
-            }
-            o[j] = u8::from(sum > u32::from(mask_index));
+        horizontal_sums(col_sum, row_sum, pad);
+        for (o, &s) in out[i * w..(i + 1) * w].iter_mut().zip(row_sum.iter()) {
+            *o = u8::from(s > threshold);
         }
     }
 }
 
+#[inline(always)]
 fn add_row(col_sum: &mut [u16], row: &[u16], add: bool) {
     if add {
         col_sum.iter_mut().zip(row).for_each(|(s, &z)| *s += z);
     } else {
         col_sum.iter_mut().zip(row).for_each(|(s, &z)| *s -= z);
+    }
+}
+
+/// `sums[j]` = the sum of `values[j - pad ..= j + pad]`, clipped to the row.
+#[inline(always)]
+fn horizontal_sums(values: &[u16], sums: &mut [u16], pad: usize) {
+    let w = values.len();
+    let direct = |j: usize| -> u16 { values[j.saturating_sub(pad)..(j + pad + 1).min(w)].iter().sum() };
+    if w < 2 * pad + 1 {
+        for (j, s) in sums.iter_mut().enumerate() {
+            *s = direct(j);
+        }
+        return;
+    }
+    // Interior: every window whole, added as shifted slices.
+    let n = w - 2 * pad;
+    let inner = &mut sums[pad..w - pad];
+    inner.copy_from_slice(&values[..n]);
+    for k in 1..=2 * pad {
+        for (s, &v) in inner.iter_mut().zip(&values[k..k + n]) {
+            *s += v;
+        }
+    }
+    for j in (0..pad).chain(w - pad..w) {
+        sums[j] = direct(j);
     }
 }
 

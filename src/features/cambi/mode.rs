@@ -33,31 +33,53 @@ pub fn decimate<T: Copy>(input: &[T], w: usize, h: usize, out: &mut Vec<T>) -> (
 /// of rows i - 2..i are in its 3-row buffer, each taken from a row before it
 /// is overwritten: the result is this function of the input.
 pub fn filter_mode(data: &mut [u16], w: usize, h: usize, rows: &mut Vec<u16>) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { filter_mode_avx2(data, w, h, rows) };
+        return;
+    }
+    filter_mode_impl(data, w, h, rows);
+}
+
+/// [`filter_mode_impl`] compiled for AVX2: 16 lanes of the same selects.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn filter_mode_avx2(data: &mut [u16], w: usize, h: usize, rows: &mut Vec<u16>) {
+    filter_mode_impl(data, w, h, rows);
+}
+
+/// A row's horizontal modes into `dst` (first and last samples kept).
+#[inline(always)]
+fn horizontal(src: &[u16], dst: &mut [u16]) {
+    let w = src.len();
+    dst[0] = src[0];
+    dst[w - 1] = src[w - 1];
+    if w > 2 {
+        for (((d, &a), &b), &c) in dst[1..w - 1].iter_mut().zip(src).zip(&src[1..]).zip(&src[2..]) {
+            *d = mode3(a, b, c);
+        }
+    }
+}
+
+#[inline(always)]
+fn filter_mode_impl(data: &mut [u16], w: usize, h: usize, rows: &mut Vec<u16>) {
     if h < 3 {
         return;
     }
-    rows.clear();
     rows.resize(3 * w, 0);
-    let horizontal = |src: &[u16], dst: &mut [u16]| {
-        dst[0] = src[0];
-        dst[w - 1] = src[w - 1];
-        if w > 2 {
-            for (j, d) in dst[1..w - 1].iter_mut().enumerate() {
-                *d = mode3(src[j], src[j + 1], src[j + 2]);
-            }
-        }
-    };
-    // rows[k * w..] holds the horizontal mode of picture row i - 1 + k - 1..
     let (r0, rest) = rows.split_at_mut(w);
     let (r1, r2) = rest.split_at_mut(w);
+    // The horizontal modes of the rows above, at and below the output row.
     let (mut above, mut here, mut below) = (r0, r1, r2);
     horizontal(&data[0..w], above);
     horizontal(&data[w..2 * w], here);
     for i in 1..h - 1 {
         horizontal(&data[(i + 1) * w..(i + 2) * w], below);
-        let out = &mut data[i * w..(i + 1) * w];
-        for j in 0..w {
-            out[j] = mode3(above[j], here[j], below[j]);
+        for (((o, &a), &b), &c) in
+            data[i * w..(i + 1) * w].iter_mut().zip(above.iter()).zip(here.iter()).zip(below.iter())
+        {
+            *o = mode3(a, b, c);
         }
         // Rotate: the next row's "above" is this row's horizontal mode.
         std::mem::swap(&mut above, &mut here);

@@ -75,16 +75,60 @@ pub fn quick_select(arr: &mut [f32], k: usize) {
 /// The exact sum of the `k` largest values, in units of 2^-24, if every
 /// value has a fixed-point form. `scratch` is kept from frame to frame.
 pub fn topk_fixed_sum(values: &[f32], k: usize, scratch: &mut Vec<f32>) -> Option<u64> {
-    let mut total = 0u64;
-    let mut nonzero = 0usize;
-    for &v in values {
-        let f = fixed(v)?;
-        total += f;
-        nonzero += usize::from(f != 0);
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { topk_fixed_sum_avx2(values, k, scratch) };
     }
+    topk_fixed_sum_impl(values, k, scratch)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn topk_fixed_sum_avx2(values: &[f32], k: usize, scratch: &mut Vec<f32>) -> Option<u64> {
+    topk_fixed_sum_impl(values, k, scratch)
+}
+
+/// Sums below this are exact in double whatever the order: every value is
+/// a multiple of 2^-24, so a double holds every partial sum below 2^29
+/// exactly, and a computed total below 2^28 had no partial sum at or above
+/// 2^29 to round (the values are not negative).
+const EXACT_DOUBLE_SUM: f64 = (1u64 << 28) as f64;
+
+#[inline(always)]
+fn topk_fixed_sum_impl(values: &[f32], k: usize, scratch: &mut Vec<f32>) -> Option<u64> {
+    // One pass, 4 doubles and counters wide: the sum, how many are not 0,
+    // and whether every value is 0 or in [0.5, 16384) (by its bits).
+    const LO: u32 = 0x3F00_0000; // 0.5
+    const HI: u32 = 0x4680_0000; // 16384
+    let (mut sum, mut nonzero, mut outside) = ([0.0f64; 4], [0usize; 4], [0u32; 4]);
+    let chunks = values.chunks_exact(4);
+    let tail = chunks.remainder();
+    for c in chunks {
+        for lane in 0..4 {
+            let bits = c[lane].to_bits();
+            sum[lane] += f64::from(c[lane]);
+            nonzero[lane] += usize::from(bits != 0);
+            outside[lane] |= u32::from(bits != 0 && !(LO..HI).contains(&bits));
+        }
+    }
+    for &v in tail {
+        let bits = v.to_bits();
+        sum[0] += f64::from(v);
+        nonzero[0] += usize::from(bits != 0);
+        outside[0] |= u32::from(bits != 0 && !(LO..HI).contains(&bits));
+    }
+    if outside.iter().any(|&o| o != 0) {
+        return None;
+    }
+    let (total, nonzero) = (sum.iter().sum::<f64>(), nonzero.iter().sum::<usize>());
     if nonzero <= k {
         // The k largest are every non-zero value and zeros.
-        return Some(total);
+        return if total < EXACT_DOUBLE_SUM {
+            Some((total * FIXED_ONE) as u64)
+        } else {
+            Some(values.iter().map(|&v| fixed(v).unwrap_or_default()).sum())
+        };
     }
     scratch.clear();
     scratch.extend(values.iter().copied().filter(|&v| v != 0.0));

@@ -36,32 +36,80 @@ pub fn to_10_bit(v: u16, bit_depth: u8) -> u16 {
     }
 }
 
-/// The 10-bit picture cambi scores, `plan.width` x `plan.height`, into `out`.
-pub fn preprocess(plane: PlaneRef<'_>, bit_depth: u8, plan: &ImagePlan, enc_bitdepth: u32, out: &mut Vec<u16>) {
-    let (w, h) = (plan.width, plan.height);
-    out.clear();
-    out.reserve(w * h);
-    let in_w = plan.in_width;
-    match plane {
-        PlaneRef::U8 { data, .. } => resample(data, in_w, plan, |v| to_10_bit(u16::from(v), bit_depth), out),
-        PlaneRef::U16 { data, .. } => resample(data, in_w, plan, |v| to_10_bit(v, bit_depth), out),
+/// The 10-bit picture cambi scores, `plan.width` x `plan.height`, into
+/// `out`; `scratch` is kept from frame to frame.
+pub fn preprocess(
+    plane: PlaneRef<'_>,
+    bit_depth: u8,
+    plan: &ImagePlan,
+    enc_bitdepth: u32,
+    out: &mut Vec<u16>,
+    scratch: &mut Vec<u16>,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        unsafe { preprocess_avx2(plane, bit_depth, plan, enc_bitdepth, out, scratch) };
+        return;
     }
-    if enc_bitdepth < 10 {
-        anti_dither(out, w, h);
+    preprocess_impl(plane, bit_depth, plan, enc_bitdepth, out, scratch);
+}
+
+/// [`preprocess_impl`] compiled for AVX2: the same integer operations.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn preprocess_avx2(
+    plane: PlaneRef<'_>,
+    bit_depth: u8,
+    plan: &ImagePlan,
+    enc_bitdepth: u32,
+    out: &mut Vec<u16>,
+    scratch: &mut Vec<u16>,
+) {
+    preprocess_impl(plane, bit_depth, plan, enc_bitdepth, out, scratch);
+}
+
+#[inline(always)]
+fn preprocess_impl(
+    plane: PlaneRef<'_>,
+    bit_depth: u8,
+    plan: &ImagePlan,
+    enc_bitdepth: u32,
+    out: &mut Vec<u16>,
+    scratch: &mut Vec<u16>,
+) {
+    let (w, h) = (plan.width, plan.height);
+    let dithered = enc_bitdepth < 10;
+    let target = if dithered { &mut *scratch } else { &mut *out };
+    target.clear();
+    let in_w = plan.in_width;
+    // One conversion per bit depth, so each loop is a plain vector shift.
+    match plane {
+        PlaneRef::U8 { data, .. } => resample(data, in_w, plan, |v| u16::from(v) << 2, target),
+        PlaneRef::U16 { data, .. } if bit_depth <= 10 => {
+            let shift = 10 - bit_depth;
+            resample(data, in_w, plan, |v| v << shift, target)
+        }
+        PlaneRef::U16 { data, .. } => {
+            let shift = u32::from(bit_depth - 10);
+            let round = 1u32 << (shift - 1);
+            resample(data, in_w, plan, |v| ((u32::from(v) + round) >> shift) as u16, target)
+        }
+    }
+    if dithered {
+        out.resize(w * h, 0);
+        anti_dither(scratch, out, w, h);
     }
 }
 
+#[inline(always)]
 fn resample<T: Copy>(data: &[T], in_w: usize, plan: &ImagePlan, convert: impl Fn(T) -> u16, out: &mut Vec<u16>) {
     if plan.x_src.is_empty() && plan.y_src.is_empty() {
         out.extend(data.iter().map(|&v| convert(v)));
         return;
     }
-    let rows: Vec<usize> = if plan.y_src.is_empty() {
-        (0..plan.height).collect()
-    } else {
-        plan.y_src.iter().map(|&y| y as usize).collect()
-    };
-    for y in rows {
+    for i in 0..plan.height {
+        let y = if plan.y_src.is_empty() { i } else { plan.y_src[i] as usize };
         let row = &data[y * in_w..(y + 1) * in_w];
         if plan.x_src.is_empty() {
             out.extend(row.iter().map(|&v| convert(v)));
@@ -71,24 +119,28 @@ fn resample<T: Copy>(data: &[T], in_w: usize, plan: &ImagePlan, convert: impl Fn
     }
 }
 
-/// cambi.c `anti_dithering_filter`: each sample becomes the mean (shifted
-/// down) of its 2x2 block to the right and below; the last column averages
-/// vertically, the last row horizontally, the corner stays. libvmaf updates
-/// in place in raster order, but every sample it reads is still unwritten
-/// (right of or below the one written), so this is a function of the input.
-pub fn anti_dither(data: &mut [u16], w: usize, h: usize) {
+/// cambi.c `anti_dithering_filter` from `src` into `dst`: each sample
+/// becomes the mean (shifted down) of its 2x2 block to the right and below;
+/// the last column averages vertically, the last row horizontally, the
+/// corner stays. libvmaf updates in place in raster order, but every sample
+/// it reads is still unwritten (right of or below the one written), so this
+/// is a function of the input.
+#[inline(always)]
+pub fn anti_dither(src: &[u16], dst: &mut [u16], w: usize, h: usize) {
     for i in 0..h.saturating_sub(1) {
-        let (top, bottom) = data[i * w..(i + 2) * w].split_at_mut(w);
-        for j in 0..w - 1 {
+        let (top, bottom) = (&src[i * w..(i + 1) * w], &src[(i + 1) * w..(i + 2) * w]);
+        let out = &mut dst[i * w..(i + 1) * w];
+        for (j, o) in out[..w - 1].iter_mut().enumerate() {
             let sum = u32::from(top[j]) + u32::from(top[j + 1]) + u32::from(bottom[j]) + u32::from(bottom[j + 1]);
-            top[j] = (sum >> 2) as u16;
+            *o = (sum >> 2) as u16;
         }
-        top[w - 1] = ((u32::from(top[w - 1]) + u32::from(bottom[w - 1])) >> 1) as u16;
+        out[w - 1] = ((u32::from(top[w - 1]) + u32::from(bottom[w - 1])) >> 1) as u16;
     }
-    let last = &mut data[(h - 1) * w..h * w];
-    for j in 0..w - 1 {
-        last[j] = ((u32::from(last[j]) + u32::from(last[j + 1])) >> 1) as u16;
+    let (last, out) = (&src[(h - 1) * w..h * w], &mut dst[(h - 1) * w..h * w]);
+    for (j, o) in out[..w - 1].iter_mut().enumerate() {
+        *o = ((u32::from(last[j]) + u32::from(last[j + 1])) >> 1) as u16;
     }
+    out[w - 1] = last[w - 1];
 }
 
 #[cfg(test)]
@@ -110,8 +162,8 @@ mod tests {
     fn anti_dithering_is_the_in_place_loop() {
         let (w, h) = (5, 4);
         let input: Vec<u16> = (0..w * h).map(|k| ((k * 37) % 101) as u16 * 8).collect();
-        let mut ours = input.clone();
-        anti_dither(&mut ours, w, h);
+        let mut ours = vec![0; w * h];
+        anti_dither(&input, &mut ours, w, h);
         // libvmaf's loop, literally in place.
         let mut d = input.clone();
         for i in 0..h - 1 {
