@@ -10,6 +10,7 @@
 
 pub mod cpu;
 pub mod cvalues;
+pub mod gpu;
 pub mod luminance;
 pub mod mask;
 pub mod mode;
@@ -29,8 +30,12 @@ pub static CAMBI: FeatureImpl = FeatureImpl {
         let plan = params::plan(geometry, options)?;
         Ok(Box::new(cpu::CambiCpu::new(plan, Names::new(options))))
     },
-    gpu: None,
-    kernels: &[],
+    gpu: Some(|gpu, geometry, options| {
+        let plan = params::plan(geometry, options)?;
+        let pipeline = gpu::CambiGpu::new(gpu.as_ref(), plan, Names::new(options), *geometry)?;
+        super::gpu::GpuExtractor::boxed(gpu, pipeline)
+    }),
+    kernels: &gpu::KERNELS,
     temporal: false,
     refuses: params::refuses,
 };
