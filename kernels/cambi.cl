@@ -123,47 +123,46 @@ KERNEL cambi_preprocess(GLOBAL const ulp_u8 *input, GLOBAL const ulp_u32 *tables
     img[img_off + y * out_w + x] = v;
 }
 
-/* cambi.c `get_spatial_mask`: more than mask_index zero derivatives in the
- * 7x7 square around the pixel (clipped to the picture). libvmaf sums the
+/* cambi.c `get_spatial_mask`, in two passes: a pixel is in the mask when
+ * more than mask_index pixels of the 7x7 square around it (clipped to the
+ * picture) have a zero derivative, i.e. equal their right and lower
+ * neighbours (the last column and row count as equal). libvmaf sums the
  * squares with a cyclic summed-area table; the counts are integers, so
- * counting each square directly gives the same numbers. */
-#define CAMBI_MASK_IN 23 /* image tile: the 16x16 tile, 3 around, 1 more right and below */
-#define CAMBI_MASK_ZD 22 /* zero-derivative tile: the 16x16 tile and 3 around */
-KERNEL cambi_mask(GLOBAL const ulp_u32 *img, GLOBAL ulp_u32 *mask, ulp_u32 w, ulp_u32 h, ulp_u32 off,
+ * summing each square as 7 column sums gives the same numbers. No local
+ * memory and no barrier: CPU drivers (lavapipe) pay microseconds for each.
+ *
+ * Pass 1: `sums[y * w + x]` = zero derivatives in column x, rows y - 3 ..
+ * y + 3. */
+KERNEL cambi_mask_columns(GLOBAL const ulp_u32 *img, GLOBAL ulp_u32 *sums, ulp_u32 w, ulp_u32 h, ulp_u32 off)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    if (x >= w || y >= h)
+        return;
+    GLOBAL const ulp_u32 *plane = img + off;
+    const ulp_u32 top = y > 3 ? y - 3 : 0, bottom = y + 4 < h ? y + 4 : h;
+    ulp_u32 count = 0;
+    ulp_u32 v = plane[top * w + x];
+    for (ulp_u32 r = top; r < bottom; r++) {
+        const ulp_u32 below = r + 1 < h ? plane[(r + 1) * w + x] : v;
+        const int right = x + 1 == w || v == plane[r * w + x + 1];
+        count += (right && v == below) ? 1u : 0u;
+        v = below;
+    }
+    sums[y * w + x] = count;
+}
+
+/* Pass 2: the mask, from the 7 column sums around each pixel. */
+KERNEL cambi_mask(GLOBAL const ulp_u32 *sums, GLOBAL ulp_u32 *mask, ulp_u32 w, ulp_u32 h, ulp_u32 off,
                   ulp_u32 mask_index)
 {
-    LOCAL ulp_u32 px[CAMBI_MASK_IN * CAMBI_MASK_IN];
-    LOCAL ulp_u32 zd[CAMBI_MASK_ZD * CAMBI_MASK_ZD];
-    const ulp_u32 lx = LOCAL_ID(0), ly = LOCAL_ID(1), lid = ly * CAMBI_TILE_WG + lx;
-    const int x0 = (int)(GROUP_ID(0) * CAMBI_TILE_WG) - 3, y0 = (int)(GROUP_ID(1) * CAMBI_TILE_WG) - 3;
-    for (ulp_u32 k = lid; k < CAMBI_MASK_IN * CAMBI_MASK_IN; k += CAMBI_TILE_WG * CAMBI_TILE_WG) {
-        const int gy = y0 + (int)(k / CAMBI_MASK_IN), gx = x0 + (int)(k % CAMBI_MASK_IN);
-        const int inside = gx >= 0 && gy >= 0 && gx < (int)w && gy < (int)h;
-        px[k] = inside ? img[off + (ulp_u32)gy * w + (ulp_u32)gx] : 0u;
-    }
-    BARRIER();
-    for (ulp_u32 k = lid; k < CAMBI_MASK_ZD * CAMBI_MASK_ZD; k += CAMBI_TILE_WG * CAMBI_TILE_WG) {
-        const ulp_u32 r = k / CAMBI_MASK_ZD, c = k % CAMBI_MASK_ZD;
-        const int gy = y0 + (int)r, gx = x0 + (int)c;
-        ulp_u32 z = 0;
-        if (gx >= 0 && gy >= 0 && gx < (int)w && gy < (int)h) {
-            const ulp_u32 v = px[r * CAMBI_MASK_IN + c];
-            /* The last column and row count as equal. */
-            const int right = gx == (int)w - 1 || v == px[r * CAMBI_MASK_IN + c + 1];
-            const int down = gy == (int)h - 1 || v == px[(r + 1) * CAMBI_MASK_IN + c];
-            z = (right && down) ? 1u : 0u;
-        }
-        zd[k] = z;
-    }
-    BARRIER();
-    const ulp_u32 x = GROUP_ID(0) * CAMBI_TILE_WG + lx, y = GROUP_ID(1) * CAMBI_TILE_WG + ly;
-    if (x < w && y < h) {
-        ulp_u32 count = 0;
-        for (ulp_u32 r = 0; r < 7; r++)
-            for (ulp_u32 c = 0; c < 7; c++)
-                count += zd[(ly + r) * CAMBI_MASK_ZD + lx + c];
-        mask[off + y * w + x] = count > mask_index ? 1u : 0u;
-    }
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    if (x >= w || y >= h)
+        return;
+    const ulp_u32 left = x > 3 ? x - 3 : 0, right = x + 4 < w ? x + 4 : w;
+    ulp_u32 count = 0;
+    for (ulp_u32 c = left; c < right; c++)
+        count += sums[y * w + c];
+    mask[off + y * w + x] = count > mask_index ? 1u : 0u;
 }
 
 /* cambi.c `decimate` then `filter_mode`, one scale. libvmaf decimates in

@@ -43,11 +43,19 @@ use anyhow::{Result, bail, ensure};
 pub static CAMBI_PREPROCESS: KernelSpec =
     KernelSpec { name: "cambi_preprocess", family: "cambi", workgroup: [16, 16, 1], buffers: 4, scalars: 12 };
 
-/// `cambi_mask`: cambi.c `get_spatial_mask`. Work group (gx, gy) loads the
-/// 23 x 23 pixels around its 16 x 16 tile into local memory, computes the
-/// zero derivatives of the 22 x 22 around it, and each work item counts the
-/// 7 x 7 around its pixel (outside the picture counts 0): `mask = count >
-/// mask_index`. Buffers: img, mask. Scalars: w, h, off, mask_index.
+/// `cambi_mask_columns`: cambi.c `get_spatial_mask`, pass 1 of 2. Work
+/// item (x, y) writes to `sums[y * w + x]` how many pixels of column x, rows
+/// y - 3 ..= y + 3 (clipped), of the picture at `img[off..]` have a zero
+/// derivative (equal their right and lower neighbours; the last column and
+/// row count as equal). Buffers: img, sums (the c-value buffer, free until
+/// the c-values). Scalars: w, h, off.
+pub static CAMBI_MASK_COLUMNS: KernelSpec =
+    KernelSpec { name: "cambi_mask_columns", family: "cambi", workgroup: [16, 16, 1], buffers: 2, scalars: 3 };
+
+/// `cambi_mask`: pass 2 of 2. Work item (x, y) adds the column sums of
+/// columns x - 3 ..= x + 3 (clipped) and writes `count > mask_index` to
+/// `mask[off + y * w + x]`. Buffers: sums, mask. Scalars: w, h, off,
+/// mask_index.
 pub static CAMBI_MASK: KernelSpec =
     KernelSpec { name: "cambi_mask", family: "cambi", workgroup: [16, 16, 1], buffers: 2, scalars: 4 };
 
@@ -100,8 +108,16 @@ pub static CAMBI_TOPK_SCAN: KernelSpec =
 pub static CAMBI_TOPK_SUM: KernelSpec =
     KernelSpec { name: "cambi_topk_sum", family: "cambi", workgroup: [256, 1, 1], buffers: 4, scalars: 2 };
 
-pub static KERNELS: [&KernelSpec; 7] =
-    [&CAMBI_PREPROCESS, &CAMBI_MASK, &CAMBI_MODE, &CAMBI_CVALUES, &CAMBI_TOPK_HIST, &CAMBI_TOPK_SCAN, &CAMBI_TOPK_SUM];
+pub static KERNELS: [&KernelSpec; 8] = [
+    &CAMBI_PREPROCESS,
+    &CAMBI_MASK_COLUMNS,
+    &CAMBI_MASK,
+    &CAMBI_MODE,
+    &CAMBI_CVALUES,
+    &CAMBI_TOPK_HIST,
+    &CAMBI_TOPK_SCAN,
+    &CAMBI_TOPK_SUM,
+];
 
 /// The `tables` buffer (u32 words): header, per-set records, index tables.
 pub mod table {
@@ -236,6 +252,11 @@ impl Layout {
         Ok(Layout { images, img_offsets, img_words, sets, cells_words, cv_groups, el_groups, tables, index_offsets })
     }
 
+    /// Pixels of the largest full-size picture.
+    pub fn largest_image(&self) -> usize {
+        self.images.iter().map(|i| i.width * i.height).max().unwrap_or(0)
+    }
+
     /// Words of the state buffer: the status word, padding, 4 per set.
     pub fn state_words(&self) -> usize {
         4 + 4 * self.sets.len()
@@ -292,7 +313,9 @@ impl GpuPipeline for CambiGpu {
             img: gpu.create_buffer(4 * l.img_words)?,
             mask: gpu.create_buffer(4 * l.img_words)?,
             cells: gpu.create_buffer(4 * l.cells_words)?,
-            cvals: gpu.create_buffer(4 * l.cells_words)?,
+            // Also the mask's column sums of the largest full-size picture,
+            // larger than every scale together with the high-res speed-up.
+            cvals: gpu.create_buffer(4 * l.cells_words.max(l.largest_image()))?,
             hist: gpu.create_buffer(4 * 3 * l.sets.len() * HIST_BINS)?,
             state: gpu.create_buffer(4 * l.state_words())?,
             partials: gpu.create_buffer(4 * 4 * l.el_groups)?,
@@ -322,8 +345,8 @@ impl GpuPipeline for CambiGpu {
 
     fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
         let l = &self.layout;
-        let [preprocess, mask, mode, cvalues, hist, scan, sum] = &self.kernels[..] else {
-            bail!("cambi: {} kernels loaded, expected 7", self.kernels.len());
+        let [preprocess, mask_columns, mask, mode, cvalues, hist, scan, sum] = &self.kernels[..] else {
+            bail!("cambi: {} kernels loaded, expected {}", self.kernels.len(), KERNELS.len());
         };
         let g = &self.geometry;
         let (in_w, in_h) = (g.width as usize, g.height as usize);
@@ -359,10 +382,24 @@ impl GpuPipeline for CambiGpu {
                     u(usize::from(validate)),
                 ],
             )?;
+            let tiles = [groups_for(w, 16), groups_for(h, 16), 1];
+            // The c-value buffer holds the column sums until the c-values.
+            stream.dispatch(
+                mask_columns,
+                tiles,
+                &[Arg::Buffer(&b.img), Arg::Buffer(&b.cvals), u(w), u(h), u(img_off)],
+            )?;
             stream.dispatch(
                 mask,
-                [groups_for(w, 16), groups_for(h, 16), 1],
-                &[Arg::Buffer(&b.img), Arg::Buffer(&b.mask), u(w), u(h), u(img_off), u(usize::from(image.mask_index))],
+                tiles,
+                &[
+                    Arg::Buffer(&b.cvals),
+                    Arg::Buffer(&b.mask),
+                    u(w),
+                    u(h),
+                    u(img_off),
+                    u(usize::from(image.mask_index)),
+                ],
             )?;
             let (mut src, mut src_w, mut src_off) = (&b.img, w, img_off);
             for scale in 0..NUM_SCALES {
