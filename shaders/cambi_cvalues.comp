@@ -42,6 +42,13 @@ const uint TVI = 8u;
 const uint WEIGHTS = 40u;
 const uint SETS = 96u;
 const uint SET_WORDS = 16u;
+// Fields of a set record (gpu.rs `table`).
+const uint SET_W = 0u;
+const uint SET_H = 1u;
+const uint SET_OFF = 2u;
+const uint SET_PAD = 3u;
+const uint SET_CV_GROUPS_X = 4u;
+const uint SET_CV_FIRST = 5u;
 
 // Level base + b: bits 16 (b & 1) of word (b >> 1) * WG + lid.
 shared uint bins[(128 / 2) * 64];
@@ -49,7 +56,7 @@ shared uint bins[(128 / 2) * 64];
 uint set_of(uint g) {
     uint s = 0u;
     for (uint k = 1u; k < pc.n_sets; k++) {
-        if (tables[SETS + k * SET_WORDS + 5u] <= g) {
+        if (tables[SETS + k * SET_WORDS + SET_CV_FIRST] <= g) {
             s = k;
         }
     }
@@ -99,12 +106,12 @@ void main() {
     }
     uint s = set_of(g);
     uint rec = SETS + s * SET_WORDS;
-    int w = int(tables[rec + 0u]);
-    int h = int(tables[rec + 1u]);
-    uint off = tables[rec + 2u];
-    int pad = int(tables[rec + 3u]);
-    uint groups_x = tables[rec + 4u];
-    uint tile = g - tables[rec + 5u];
+    int w = int(tables[rec + SET_W]);
+    int h = int(tables[rec + SET_H]);
+    uint off = tables[rec + SET_OFF];
+    int pad = int(tables[rec + SET_PAD]);
+    uint groups_x = tables[rec + SET_CV_GROUPS_X];
+    uint tile = g - tables[rec + SET_CV_FIRST];
     int j = int((tile % groups_x) * WG + lid);
     int i0 = int(tile / groups_x) * ROWS;
     if (j >= w) {

@@ -23,6 +23,10 @@ var<immediate> pc: Params;
 
 const SETS: u32 = 96u;
 const SET_WORDS: u32 = 16u;
+// Fields of a set record (gpu.rs `table`).
+const SET_OFF: u32 = 2u;
+const SET_N: u32 = 7u;
+const SET_EL_FIRST: u32 = 9u;
 const ELEMENTS: u32 = 4096u;
 const BINS: u32 = 2048u;
 
@@ -41,7 +45,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
     workgroupBarrier();
     var s = 0u;
     for (var k = 1u; k < pc.n_sets; k++) {
-        if (tables[SETS + k * SET_WORDS + 9u] <= g) {
+        if (tables[SETS + k * SET_WORDS + SET_EL_FIRST] <= g) {
             s = k;
         }
     }
@@ -61,9 +65,9 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(num_workgroups) groups
             bits = 10u;
         }
         let digit_mask = (1u << bits) - 1u;
-        let start = (g - tables[rec + 9u]) * ELEMENTS;
-        let end = min(start + ELEMENTS, tables[rec + 7u]);
-        let off = tables[rec + 2u];
+        let start = (g - tables[rec + SET_EL_FIRST]) * ELEMENTS;
+        let end = min(start + ELEMENTS, tables[rec + SET_N]);
+        let off = tables[rec + SET_OFF];
         for (var e = start + lid; e < end; e += 256u) {
             let key = cvals[off + e];
             if (key == 0u) {

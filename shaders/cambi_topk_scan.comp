@@ -18,6 +18,8 @@ layout(push_constant) uniform Params {
 
 const uint SETS = 96u;
 const uint SET_WORDS = 16u;
+// Fields of a set record (gpu.rs `table`).
+const uint SET_K = 8u;
 const uint BINS = 2048u;
 const uint PER = 8u; // bins per invocation
 
@@ -38,7 +40,7 @@ void main() {
     }
     uint st = 4u + 4u * s;
     uint prefix = 0u;
-    uint rank = tables[SETS + s * SET_WORDS + 8u];
+    uint rank = tables[SETS + s * SET_WORDS + SET_K];
     uint mode = 0u;
     if (pc.level > 0u) {
         prefix = state[st];

@@ -21,6 +21,10 @@ layout(push_constant) uniform Params {
 
 const uint SETS = 96u;
 const uint SET_WORDS = 16u;
+// Fields of a set record (gpu.rs `table`).
+const uint SET_OFF = 2u;
+const uint SET_N = 7u;
+const uint SET_EL_FIRST = 9u;
 const uint ELEMENTS = 4096u;
 
 shared uint sums[4 * 256];
@@ -33,16 +37,16 @@ void main() {
     }
     uint s = 0u;
     for (uint k = 1u; k < pc.n_sets; k++) {
-        if (tables[SETS + k * SET_WORDS + 9u] <= g) {
+        if (tables[SETS + k * SET_WORDS + SET_EL_FIRST] <= g) {
             s = k;
         }
     }
     uint rec = SETS + s * SET_WORDS;
     uint st = 4u + 4u * s;
     uint threshold = state[st + 2u] != 0u ? 0u : state[st];
-    uint start = (g - tables[rec + 9u]) * ELEMENTS;
-    uint end = min(start + ELEMENTS, tables[rec + 7u]);
-    uint off = tables[rec + 2u];
+    uint start = (g - tables[rec + SET_EL_FIRST]) * ELEMENTS;
+    uint end = min(start + ELEMENTS, tables[rec + SET_N]);
+    uint off = tables[rec + SET_OFF];
     uint whole = 0u;
     uint high = 0u;
     uint low = 0u;
