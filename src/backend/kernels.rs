@@ -17,6 +17,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("seqsum", include_str!("../../kernels/seqsum.cl")),
     ("psnr_hvs", include_str!("../../kernels/psnr_hvs.cl")),
     ("ciede", include_str!("../../kernels/ciede.cl")),
+    ("cambi", include_str!("../../kernels/cambi.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 

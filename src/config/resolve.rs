@@ -81,7 +81,10 @@ pub fn load_registry(path: &Path) -> Result<Loaded<FeatureRegistry>, Diagnostics
             let numeric = opt.default.is_number();
             if (opt.min.is_some() || opt.max.is_some()) && !numeric {
                 diags.push(reg.diag(&ptr, format!("option `{key}` has a range but a default of {}", opt.default)));
-            } else if let Some(problem) = out_of_range(&opt.default, opt) {
+            } else if let Some(problem) = not_whole(&opt.default, opt) {
+                // Only the type: the range limits given values, and libvmaf's
+                // tables have defaults outside it that mean "not set"
+                // (cambi's enc_width is 0, its range 180..7680).
                 diags.push(reg.diag(&format!("{ptr}/default"), format!("the default {problem}")));
             }
             if let (Some(lo), Some(hi)) = (opt.min, opt.max)
@@ -339,14 +342,20 @@ pub fn resolve_feature(
 /// option, or outside libvmaf's `[min, max]`.
 fn out_of_range(value: &serde_json::Value, opt: &OptionSpec) -> Option<String> {
     let v = value.as_f64()?;
-    if (opt.default.is_i64() || opt.default.is_u64()) && !(value.is_i64() || value.is_u64()) {
-        return Some(format!("must be a whole number, got {value}"));
+    if let Some(problem) = not_whole(value, opt) {
+        return Some(problem);
     }
     match (opt.min, opt.max) {
         (Some(lo), _) if v < lo => Some(format!("is {value}, below its minimum {lo}")),
         (_, Some(hi)) if v > hi => Some(format!("is {value}, above its maximum {hi}")),
         _ => None,
     }
+}
+
+/// Why a number is not of `opt`'s type: a fraction for a whole-number option.
+fn not_whole(value: &serde_json::Value, opt: &OptionSpec) -> Option<String> {
+    let whole = |v: &serde_json::Value| v.is_i64() || v.is_u64();
+    (value.is_number() && whole(&opt.default) && !whole(value)).then(|| format!("must be a whole number, got {value}"))
 }
 
 /// What a valid value of `opt` looks like, for a diagnostic.

@@ -4,6 +4,7 @@
 
 pub mod ansnr;
 pub mod ciede;
+pub mod cambi;
 pub mod gpu;
 pub mod moment;
 pub mod options;
@@ -80,6 +81,7 @@ pub fn takes_any_geometry(_: &Geometry, _: &Options) -> Option<String> {
 /// theirs without touching each other's.
 static IMPLEMENTATIONS: &[&FeatureImpl] =
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &psnr_hvs::PSNR_HVS, &ciede::CIEDE];
+    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &cambi::CAMBI];
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {
@@ -158,6 +160,16 @@ mod registry_tests {
             for (key, opt) in &spec.options {
                 let mut options = Options::new();
                 options.insert(key.clone(), opt.default.clone());
+                // A default outside the range means "not set" (cambi's
+                // enc_width 0): libvmaf's opt.c refuses it given explicitly.
+                let outside = opt
+                    .default
+                    .as_f64()
+                    .is_some_and(|v| opt.min.is_some_and(|lo| v < lo) || opt.max.is_some_and(|hi| v > hi));
+                if outside {
+                    assert!((imp.metrics)(&options).is_err(), "{} {key}: an explicit out-of-range default", imp.name);
+                    continue;
+                }
                 let at_default = (imp.metrics)(&options).unwrap_or_else(|e| panic!("{} {key}: {e:#}", imp.name));
                 assert_eq!(sorted(at_default), sorted(spec.metrics.clone()), "{} {key} at its default", imp.name);
                 if !opt.adds_metrics.is_empty() {

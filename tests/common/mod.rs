@@ -70,3 +70,42 @@ pub fn software_gpus() -> Vec<(&'static str, std::sync::Arc<dyn ulpgate::backend
     assert_eq!(pocl.device().device_type.as_deref(), Some("cpu"), "expected PoCL's CPU device");
     vec![("vulkan", lavapipe), ("opencl", pocl)]
 }
+
+/// Each fixture of a gate file with its geometry (a raw fixture's
+/// `geometry:`, or the shape of a `synthetic:` spec), in file order.
+pub fn gate_fixtures(gate: &str) -> Vec<(String, ulpgate::fixture::Geometry)> {
+    let doc: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(root().join(gate)).expect("gate file")).expect("YAML");
+    let fixtures = doc["fixtures"].as_sequence().expect("fixtures");
+    fixtures
+        .iter()
+        .map(|f| {
+            let shape = if f["geometry"].is_mapping() { &f["geometry"] } else { &f["synthetic"] };
+            let mut geometry = serde_yaml::Mapping::new();
+            for key in ["width", "height", "bit_depth", "chroma"] {
+                geometry.insert(key.into(), shape[key].clone());
+            }
+            let geometry = serde_yaml::from_value(serde_yaml::Value::Mapping(geometry)).expect("a geometry");
+            (f["name"].as_str().expect("fixture name").to_string(), geometry)
+        })
+        .collect()
+}
+
+/// Why libvmaf's extractor for `feature` (default options) refuses input of
+/// `fixture`'s geometry in `gate` (cambi below 216x216): such a cell is
+/// SKIP with this reason in its note; `None` where the feature takes it.
+pub fn refusal(gate: &str, feature: &str, fixture: &str) -> Option<String> {
+    let (_, geometry) = gate_fixtures(gate).into_iter().find(|(name, _)| name == fixture)?;
+    let imp = ulpgate::features::find(feature)?;
+    (imp.refuses)(&geometry, &ulpgate::features::Options::new())
+}
+
+/// Checks a cell that libvmaf's extractor refuses: SKIP, the reason in the
+/// note. Returns whether the cell is one (the caller checks the others).
+pub fn skipped_as_refused(gate: &str, cell: &serde_json::Value) -> bool {
+    let (feature, fixture) = (cell["feature"].as_str().unwrap(), cell["fixture"].as_str().unwrap());
+    let Some(why) = refusal(gate, feature, fixture) else { return false };
+    assert_eq!(cell["status"], "SKIP", "{cell}");
+    assert!(cell["note"].as_str().unwrap().contains(&why), "{cell}");
+    true
+}
