@@ -98,8 +98,11 @@ fn opencl_matches_cpu_on_every_default_fixture() {
         // exact, squares are rounded to f32 where libvmaf squares in float,
         // and float kernels round op by op like the CPU, so every metric
         // agrees bit for bit.
+        // ssimulacra2 adds its f64 map sums in another order on GPUs.
+        let allowed =
+            if c["feature"] == "ssimulacra2" { ulpgate::features::ssimulacra2::gpu::SUM_ORDER_TOLERANCE } else { 0.0 };
         for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
-            assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric} differs by {diff}", c["id"]);
+            assert!(diff.as_f64().unwrap() <= allowed, "{}: {metric} differs by {diff}", c["id"]);
         }
     }
     for f in &fixtures {
@@ -229,7 +232,7 @@ fn cuda_cells_are_never_ok_without_cuda() {
         default_gate_with(dir.path(), "required.yaml", &[("cuda: {required: false}", "cuda: {required: true}")]);
     let (code, report) = run_gate(&required, &fixture);
     let cells = cells_of(&report, "cuda");
-    assert_eq!(cells.len(), 4);
+    assert_eq!(cells.len(), gate_features("gates/default.yaml").len());
     match &reason {
         // This machine has no usable CUDA (CI): ERROR, with the reason.
         Some(reason) => {
