@@ -9,7 +9,7 @@ fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
     let dir = tempfile::tempdir().unwrap();
     let (json, md) = (dir.path().join("r.json"), dir.path().join("r.md"));
     let out = ulpgate()
-        .args(["run", "--backends", "golden,cpu", "--json-out"])
+        .args(["run", "--backends", "golden,fork,cpu", "--json-out"])
         .arg(&json)
         .arg("--md-out")
         .arg(&md)
@@ -23,6 +23,11 @@ fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
     // to libvmaf within 1e-6, except where libvmaf itself refused the input
     // (cambi below 216x216): SKIP with its reason.
     let expected = gate_features("gates/default.yaml").len() * 8;
+    // Every recording of every feature of the gate (upstream libvmaf's on
+    // the 8 recorded pairs, the fork's on the 4 it recorded), each held to
+    // it within 1e-6: a feature left out of the recorded pairs fails here.
+    let expected = recorded_cells("gates/default.yaml");
+    assert!(expected >= gate_features("gates/default.yaml").len() * 4);
     assert_eq!(cells.len(), expected);
     let mut skipped = 0;
     for c in cells {
@@ -32,12 +37,22 @@ fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
         }
         assert_eq!(c["status"], "OK", "{c}");
         assert_eq!(c["tolerance_abs"], 1e-6);
-        assert_eq!(c["tolerance_source"], "pair:golden-vs-cpu");
-        assert!(c["device_a"]["name"].as_str().unwrap().starts_with("libvmaf 3.2.0"), "{c}");
+        let recorder = c["backend_a"].as_str().unwrap();
+        assert_eq!(c["tolerance_source"], format!("pair:{recorder}-vs-cpu"));
+        let tool = c["device_a"]["name"].as_str().unwrap();
         assert_eq!(c["device_b"]["kind"], "cpu");
         let worst =
             c["per_metric_max_abs_diff"].as_object().unwrap().values().map(|v| v.as_f64().unwrap()).fold(0.0, f64::max);
-        assert!(worst <= 1e-6 && worst > 0.0, "printed %.6f values differ a little from full precision: {worst}");
+        assert!(worst <= 1e-6, "{c}");
+        match recorder {
+            "golden" => {
+                assert!(tool.starts_with("libvmaf 3.2.0"), "{c}");
+                assert!(worst > 0.0, "printed %.6f values differ a little from full precision: {worst}");
+            }
+            // Full precision (%.17g): exact doubles.
+            "fork" => assert!(tool.starts_with("lusoris fork"), "{c}"),
+            other => panic!("unexpected recorder {other}: {c}"),
+        }
     }
     let md = std::fs::read_to_string(&md).unwrap();
     assert!(md.starts_with("<!-- ulpgate-report -->"));
@@ -106,7 +121,7 @@ fn render_reproduces_the_markdown_of_a_saved_report() {
     let dir = tempfile::tempdir().unwrap();
     let (json, md) = (dir.path().join("r.json"), dir.path().join("r.md"));
     ulpgate()
-        .args(["run", "--backends", "golden,cpu", "--json-out"])
+        .args(["run", "--backends", "golden,fork,cpu", "--json-out"])
         .arg(&json)
         .arg("--md-out")
         .arg(&md)
@@ -119,6 +134,7 @@ fn render_reproduces_the_markdown_of_a_saved_report() {
     let n = gate_features("gates/default.yaml").len() * 8;
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let skipped = report["cells"].as_array().unwrap().iter().filter(|c| c["status"] == "SKIP").count();
+    let n = recorded_cells("gates/default.yaml");
     let summary = String::from_utf8(summary.stdout).unwrap();
     assert!(
         summary.contains(&format!("ulpgate OK: {}/{n} OK, 0 FAIL, 0 ERROR, {skipped} SKIP", n - skipped)),

@@ -73,10 +73,13 @@ fn the_pr_gate_runs_cpu_vs_vulkan_on_lavapipe() {
     }
     // The kernels replicate the CPU's arithmetic (exact integer sums, squares
     // rounded to f32 where libvmaf squares in float, float filters rounded
-    // op by op without FMA): every metric agrees to the last bit.
+    // op by op without FMA): every metric agrees to the last bit, but for
+    // ssimulacra2, which adds its f64 map sums in another order on GPUs.
     for c in cells(&r, "vulkan") {
+        let allowed =
+            if c["feature"] == "ssimulacra2" { ulpgate::features::ssimulacra2::gpu::SUM_ORDER_TOLERANCE } else { 0.0 };
         for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
-            assert_eq!(diff.as_f64(), Some(0.0), "{metric} in {}", c["id"]);
+            assert!(diff.as_f64().unwrap() <= allowed, "{metric} in {}: {diff}", c["id"]);
         }
     }
 }

@@ -18,6 +18,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("psnr_hvs", include_str!("../../kernels/psnr_hvs.cl")),
     ("ciede", include_str!("../../kernels/ciede.cl")),
     ("cambi", include_str!("../../kernels/cambi.cl")),
+    ("ssimulacra2", include_str!("../../kernels/ssimulacra2.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 

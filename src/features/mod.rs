@@ -13,6 +13,7 @@ pub mod psnr;
 pub mod sums;
 pub mod psnr_hvs;
 pub mod seqsum;
+pub mod ssimulacra2;
 
 use crate::backend::gpu::Gpu;
 use crate::fixture::{Frame, Geometry, LoadedFixture};
@@ -82,6 +83,7 @@ pub fn takes_any_geometry(_: &Geometry, _: &Options) -> Option<String> {
 static IMPLEMENTATIONS: &[&FeatureImpl] =
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &psnr_hvs::PSNR_HVS, &ciede::CIEDE];
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &cambi::CAMBI];
+    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &ssimulacra2::SSIMULACRA2];
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {

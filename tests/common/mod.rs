@@ -56,6 +56,35 @@ pub fn gate_features(gate: &str) -> Vec<String> {
     }
 }
 
+/// The recorded scores a gate holds its CPU reference to: one per feature
+/// of the gate and fixture with a `golden:` folder that holds the feature's
+/// recording (`<golden_file or name>.json`), which is one `golden`-kind vs
+/// cpu cell. The count adapts to the gate and to the recordings there are
+/// (the fork's features have none on the 320x240 clips).
+pub fn recorded_cells(gate: &str) -> usize {
+    let read = |p: &std::path::Path| -> serde_yaml::Value {
+        serde_yaml::from_str(&std::fs::read_to_string(p).expect("YAML file")).expect("YAML")
+    };
+    let gate_path = root().join(gate);
+    let dir = gate_path.parent().expect("a gate's folder").to_path_buf();
+    let doc = read(&gate_path);
+    let registry = read(&root().join("gates/features.yaml"));
+    let folders: Vec<PathBuf> = doc["fixtures"]
+        .as_sequence()
+        .expect("fixtures")
+        .iter()
+        .filter_map(|f| f["golden"].as_str())
+        .map(|g| dir.join(g))
+        .collect();
+    gate_features(gate)
+        .iter()
+        .map(|f| {
+            let stem = registry["features"][f.as_str()]["golden_file"].as_str().unwrap_or(f).to_string();
+            folders.iter().filter(|d| d.join(format!("{stem}.json")).exists()).count()
+        })
+        .sum()
+}
+
 /// The software GPUs every kernel test runs on: Mesa lavapipe (Vulkan) and
 /// PoCL (OpenCL). Both must be there: a GPU test that skips itself proves
 /// nothing, so a missing driver fails with the package that provides it

@@ -264,6 +264,9 @@ fn gpu_twins_match_the_cpu_reference_bit_for_bit() {
                 let max = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0f64, f64::max);
                 let squares_in_float = metric == "float_psnr" || metric.ends_with("2nd");
                 let allowed = if bit_depth == 16 && squares_in_float { 5e-5 } else { 0.0 };
+                // ssimulacra2 adds its f64 map sums in another order on GPUs.
+                let allowed =
+                    if imp.name == "ssimulacra2" { features::ssimulacra2::gpu::SUM_ORDER_TOLERANCE } else { allowed };
                 assert!(max <= allowed, "{metric} on {}: cpu {a:?} vs vulkan {b:?}", fx.geometry);
             }
         }

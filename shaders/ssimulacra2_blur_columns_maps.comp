@@ -1,0 +1,105 @@
+#version 450
+// ssimulacra2_blur_columns_maps: the column pass of the recursive Gaussian
+// for the five statistics of a channel, and the SSIM and edge maps on the
+// way, one invocation per column and channel (contract: BLUR_COLUMNS_MAPS in
+// src/features/ssimulacra2/gpu.rs).
+//
+// Mirrors ssimulacra2.c `blur_plane`'s vertical pass (the IIR of
+// ssimulacra2_blur_rows.comp down each column of the row-blurred planes)
+// and, at each output pixel, `ssim_map` (f32 moments, then
+// 1 - num_m * num_s / denom_s in double, at least 0) and `edge_diff_map`
+// ((1 + |img2 - mu2|) / (1 + |img1 - mu1|) - 1 in double, its positive and
+// negative parts), each value and its fourth power summed in double down
+// the column: sums[base + (c * 6 + j) * stride + x]. The C sums over the
+// whole plane in raster order; ssimulacra2_sum_columns then adds the
+// columns, so only the order of these f64 additions differs from it.
+layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer Xyb { float xyb[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Rows { float rows[]; };
+layout(std430, set = 0, binding = 2) buffer Sums { double sums[]; };
+
+layout(push_constant) uniform Params {
+    uint width;
+    uint height;
+    float n2_0;
+    float n2_1;
+    float n2_2;
+    float d1_0;
+    float d1_1;
+    float d1_2;
+    uint radius;
+    uint base;
+    uint stride;
+} pc;
+
+double quartic(double x) {
+    double x2 = x * x;
+    return x2 * x2;
+}
+
+void main() {
+    uint x = gl_GlobalInvocationID.x;
+    uint c = gl_WorkGroupID.y;
+    if (x >= pc.width) {
+        return;
+    }
+    uint plane = pc.width * pc.height;
+    uint in_col = 5u * c * plane + x;
+    uint img1 = c * plane + x;
+    uint img2 = (3u + c) * plane + x;
+    vec3 n2 = vec3(pc.n2_0, pc.n2_1, pc.n2_2);
+    vec3 d1 = vec3(pc.d1_0, pc.d1_1, pc.d1_2);
+    vec3 p1[5];
+    vec3 p2[5];
+    for (int s = 0; s < 5; s++) {
+        p1[s] = vec3(0.0);
+        p2[s] = vec3(0.0);
+    }
+    double acc[6] = double[6](double(0.0), double(0.0), double(0.0), double(0.0), double(0.0), double(0.0));
+    int h = int(pc.height);
+    int big_n = int(pc.radius);
+    for (int n = -big_n + 1; n < h; n++) {
+        int left = n - big_n - 1;
+        int right = n + big_n - 1;
+        float v[5];
+        for (int s = 0; s < 5; s++) {
+            uint at = in_col + uint(s) * plane;
+            float lv = left >= 0 ? rows[at + uint(left) * pc.width] : 0.0;
+            float rv = right < h ? rows[at + uint(right) * pc.width] : 0.0;
+            float sum = lv + rv;
+            vec3 o = n2 * sum - d1 * p1[s] - p2[s];
+            p2[s] = p1[s];
+            p1[s] = o;
+            v[s] = (o.x + o.y) + o.z;
+        }
+        if (n >= 0) {
+            // ssim_map: mu1, mu2, sigma1_sq, sigma2_sq, sigma12 = v[0..5].
+            float mu11 = v[0] * v[0];
+            float mu22 = v[1] * v[1];
+            float mu12 = v[0] * v[1];
+            float diff = v[0] - v[1];
+            float num_m = 1.0 - diff * diff;
+            float num_s = 2.0 * (v[4] - mu12) + 0.0009;
+            float denom_s = (v[2] - mu11) + (v[3] - mu22) + 0.0009;
+            double d = double(1.0) - double(num_m) * double(num_s) / double(denom_s);
+            d = d < double(0.0) ? double(0.0) : d;
+            acc[0] += d;
+            acc[1] += quartic(d);
+            // edge_diff_map.
+            uint row = uint(n) * pc.width;
+            double ed1 = abs(double(xyb[img1 + row]) - double(v[0]));
+            double ed2 = abs(double(xyb[img2 + row]) - double(v[1]));
+            double e = (double(1.0) + ed2) / (double(1.0) + ed1) - double(1.0);
+            double art = e > double(0.0) ? e : double(0.0);
+            double det = e < double(0.0) ? -e : double(0.0);
+            acc[2] += art;
+            acc[3] += quartic(art);
+            acc[4] += det;
+            acc[5] += quartic(det);
+        }
+    }
+    for (uint j = 0u; j < 6u; j++) {
+        sums[pc.base + (c * 6u + j) * pc.stride + x] = acc[j];
+    }
+}
