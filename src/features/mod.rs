@@ -2,6 +2,7 @@
 //! reference (a faithful port of libvmaf's arithmetic) and the GPU host
 //! pipeline, written once against [`crate::backend::gpu::Gpu`].
 
+pub mod adm;
 pub mod ansnr;
 pub mod gpu;
 pub mod moment;
@@ -74,7 +75,8 @@ pub fn takes_any_geometry(_: &Geometry, _: &Options) -> Option<String> {
 
 /// Every feature this build implements. One line per feature: families add
 /// theirs without touching each other's.
-static IMPLEMENTATIONS: &[&FeatureImpl] = &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR];
+static IMPLEMENTATIONS: &[&FeatureImpl] =
+    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &adm::ADM, &adm::FLOAT_ADM];
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {
