@@ -61,12 +61,13 @@ fn refuses_below(geometry: &Geometry, min: u32, feature: &str) -> Option<String>
 
 /// The metric names for `bases` under `options`: libvmaf renames every
 /// metric of the extractor's `provided_features` for a non-default feature
-/// parameter (feature_name.c); `plain` are emitted names it does not list
-/// there, which it never renames (float_adm's debug `adm`).
+/// parameter (feature_name.c); a name in `plain` is emitted but not listed
+/// there, so it is never renamed (float_adm's debug `adm`).
 fn metric_names(bases: &[&str], plain: &[&str], options: &Options, table: &[OptionDef]) -> Vec<String> {
-    let mut out: Vec<String> = bases.iter().map(|b| options::metric_name(b, options, table)).collect();
-    out.extend(plain.iter().map(|p| p.to_string()));
-    out
+    bases
+        .iter()
+        .map(|b| if plain.contains(b) { b.to_string() } else { options::metric_name(b, options, table) })
+        .collect()
 }
 
 /// The per-frame outputs both extractors compute (libvmaf's `score`,
