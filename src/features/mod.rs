@@ -153,6 +153,15 @@ mod registry_tests {
                 assert_eq!(r.feature_param, d.feature_param, "{what}: feature_param");
             }
             for (key, opt) in &spec.options {
+                // A default outside its own range (float_adm's
+                // adm_skip_aim_scale = -1) cannot be given explicitly.
+                let v = opt.default.as_f64();
+                if v.is_some_and(|v| opt.min.is_some_and(|lo| v < lo) || opt.max.is_some_and(|hi| v > hi)) {
+                    let mut options = Options::new();
+                    options.insert(key.clone(), opt.default.clone());
+                    assert!((imp.metrics)(&options).is_err(), "{} {key}: its out-of-range default given", imp.name);
+                    continue;
+                }
                 let mut options = Options::new();
                 options.insert(key.clone(), opt.default.clone());
                 let at_default = (imp.metrics)(&options).unwrap_or_else(|e| panic!("{} {key}: {e:#}", imp.name));

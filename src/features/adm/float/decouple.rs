@@ -113,7 +113,9 @@ pub fn csf(src: &[Vec<f32>; 3], rfactor: [f32; 3], bw: usize, region: Region, ou
     for theta in 0..3 {
         for i in region.top..region.bottom {
             let row = i * bw + region.left..i * bw + region.right;
-            for ((c, f), &s) in out.csf[theta][row.clone()].iter_mut().zip(&mut out.flt[theta][row.clone()]).zip(&src[theta][row]) {
+            for ((c, f), &s) in
+                out.csf[theta][row.clone()].iter_mut().zip(&mut out.flt[theta][row.clone()]).zip(&src[theta][row])
+            {
                 let v = rfactor[theta] * s;
                 *c = v;
                 *f = (ONE_BY_30 * f64::from(v.abs())) as f32;

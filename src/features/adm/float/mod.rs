@@ -236,7 +236,13 @@ fn finish_scale(config: &Config, p: &ScaleParams, rows: &[RowSums]) -> (f32, f32
 
 /// compute_adm's last steps: every scale's (num, den), the totals, adm2 and
 /// aim. `rows[s]` are scale `s`'s row sums (none for a skipped scale 0).
-pub fn finish(config: &Config, params: &[ScaleParams; 4], rows: [&[RowSums]; 4], width: usize, height: usize) -> Outputs {
+pub fn finish(
+    config: &Config,
+    params: &[ScaleParams; 4],
+    rows: [&[RowSums]; 4],
+    width: usize,
+    height: usize,
+) -> Outputs {
     let (mut num, mut den, mut aim_num, mut aim_den) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
     let mut out = Outputs::default();
     for s in 0..4 {
@@ -270,7 +276,8 @@ mod tests {
 
     #[test]
     fn the_debug_adm_metric_is_never_renamed() {
-        let o: Options = serde_json::from_value(json!({"debug": true, "adm_p_norm": 2.5, "adm_skip_aim_scale": 2})).unwrap();
+        let o: Options =
+            serde_json::from_value(json!({"debug": true, "adm_p_norm": 2.5, "adm_skip_aim_scale": 2})).unwrap();
         let names = Config::new(&o).unwrap().metric_names();
         assert_eq!(names[0], "adm2_apn_2.5_sasc_2");
         assert_eq!(names[7], "adm");
