@@ -14,6 +14,8 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("psnr", include_str!("../../kernels/psnr.cl")),
     ("moment", include_str!("../../kernels/moment.cl")),
     ("ansnr", include_str!("../../kernels/ansnr.cl")),
+    ("adm", include_str!("../../kernels/adm.cl")),
+    ("float_adm", include_str!("../../kernels/float_adm.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 

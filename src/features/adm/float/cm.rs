@@ -31,10 +31,11 @@ pub fn threshold(m: &Csf, bw: usize, rows: [usize; 3], cols: [usize; 3]) -> f32 
     acc
 }
 
-/// `x^p` as the sums take it: a product of three for p = 3, else powf.
+/// `x^p` as the sums take it: a product of three for p = 3, else powf
+/// (glibc's, written out in [`super::powf`] so the kernels share it).
 #[inline(always)]
 pub fn power(x: f32, cubes: bool, p: f32) -> f32 {
-    if cubes { x * x * x } else { x.powf(p) }
+    if cubes { x * x * x } else { super::powf::powf(x, p) }
 }
 
 /// What one scale's row sums read.

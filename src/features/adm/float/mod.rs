@@ -9,6 +9,7 @@ pub mod cm;
 pub mod cpu;
 pub mod decouple;
 pub mod dwt;
+pub mod powf;
 pub mod rcp;
 
 use super::csf;
