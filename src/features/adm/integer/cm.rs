@@ -13,21 +13,39 @@ use super::{RowSums, ScaleParams, half};
 /// The masking threshold of each pixel of row `i`, columns `region.left ..
 /// region.right`: the 3x3 sum of `m.f` (neighbours mirrored as the
 /// `ADM_CM_THRESH_S_*` macros do) plus `m.t`. Integer sums, so the order
-/// libvmaf adds them in does not matter.
+/// libvmaf adds them in does not matter: the three rows are added per
+/// column first (`col`), then three columns.
+#[inline(always)]
 fn thresholds(m: &Masking, bw: usize, bh: usize, i: usize, region: Region, col: &mut Vec<i32>, out: &mut Vec<i32>) {
     let rows = [cm_neighbour(i as isize - 1, bh), i, cm_neighbour(i as isize + 1, bh)];
-    // Column sums over the three rows, for columns left - 1 ..= right.
-    let lo = region.left as isize - 1;
-    col.clear();
-    col.extend((lo..=region.right as isize).map(|x| {
-        let x = cm_neighbour(x, bw);
-        rows.iter().fold(0i32, |acc, &r| acc.wrapping_add(m.f[r * bw + x]))
-    }));
-    out.clear();
-    out.extend((0..region.cols()).map(|c| {
-        let centre = i * bw + region.left + c;
-        col[c].wrapping_add(col[c + 1]).wrapping_add(col[c + 2]).wrapping_add(m.t[centre])
-    }));
+    let (r0, r1, r2) = (&m.f[rows[0] * bw..][..bw], &m.f[rows[1] * bw..][..bw], &m.f[rows[2] * bw..][..bw]);
+    // Columns left - 1 ..= right, as far as they exist.
+    let (x0, x1) = (region.left.saturating_sub(1), (region.right + 1).min(bw));
+    super::dwt::size(col, bw);
+    for (((c, &a), &b), &d) in col[x0..x1].iter_mut().zip(&r0[x0..x1]).zip(&r1[x0..x1]).zip(&r2[x0..x1]) {
+        *c = a.wrapping_add(b).wrapping_add(d);
+    }
+    super::dwt::size(out, region.cols());
+    let t = &m.t[i * bw..][..bw];
+    let at = |j: usize| {
+        let (l, r) = (cm_neighbour(j as isize - 1, bw), cm_neighbour(j as isize + 1, bw));
+        col[l].wrapping_add(col[j]).wrapping_add(col[r]).wrapping_add(t[j])
+    };
+    // The interior reads j - 1 and j + 1 unmirrored.
+    let (j0, j1) = (region.left.max(1), region.right.min(bw - 1));
+    for j in region.left..j0.min(region.right) {
+        out[j - region.left] = at(j);
+    }
+    if j1 > j0 {
+        let n = j1 - j0;
+        let (l, c, r, tt) = (&col[j0 - 1..][..n], &col[j0..][..n], &col[j0 + 1..][..n], &t[j0..][..n]);
+        for ((((o, &a), &b), &d), &e) in out[j0 - region.left..][..n].iter_mut().zip(l).zip(c).zip(r).zip(tt) {
+            *o = a.wrapping_add(b).wrapping_add(d).wrapping_add(e);
+        }
+    }
+    for j in j1.max(j0)..region.right {
+        out[j - region.left] = at(j);
+    }
 }
 
 /// Scale 0's cube term (`ADM_CM_ACCUM_ROUND`): `x` is the band value times
@@ -79,45 +97,30 @@ pub struct Scratch {
     thr_r: Vec<i32>,
 }
 
-pub fn rows0(input: &Inputs<i16>, p: &ScaleParams, out: &mut Vec<RowSums>, s: &mut Scratch) {
+#[inline(always)]
+pub fn rows0(input: &Inputs<i16>, p: &ScaleParams, region: Region, out: &mut Vec<RowSums>, s: &mut Scratch) {
     let (bw, bh) = p.geometry.band();
-    let region = p.region();
     let cub_add = p.cm_shift_cub.map(|c| i64::from(half(c)));
     let den_ref = [&input.reference.h, &input.reference.v, &input.reference.d];
-    out.clear();
     for i in region.top..region.bottom {
         thresholds(input.mask_a, bw, bh, i, region, &mut s.col, &mut s.thr_a);
         thresholds(input.mask_r, bw, bh, i, region, &mut s.col, &mut s.thr_r);
         let mut sums: RowSums = [0; 9];
+        let row = i * bw + region.left..i * bw + region.right;
         for b in 0..3 {
             let rf = p.i_rfactor[b] as i32;
-            let sq_add = 1i64 << (SQ_SHIFT0[b] - 1);
-            let row = i * bw + region.left..i * bw + region.right;
+            let (sub, sq_shift, cub_shift, cub) = (SUB0[b], SQ_SHIFT0[b], p.cm_shift_cub[b], cub_add[b]);
+            let sq_add = 1i64 << (sq_shift - 1);
             let (r, a) = (&input.decoupled.r[b][row.clone()], &input.decoupled.a[b][row.clone()]);
-            let (mut num, mut aim, mut den) = (0i64, 0i64, 0u64);
-            for c in 0..region.cols() {
-                let xr = i32::from(r[c]).wrapping_mul(rf);
-                let xa = i32::from(a[c]).wrapping_mul(rf);
-                num = num.wrapping_add(cube0(
-                    xr,
-                    s.thr_a[c],
-                    SUB0[b],
-                    sq_add,
-                    SQ_SHIFT0[b],
-                    cub_add[b],
-                    p.cm_shift_cub[b],
-                ));
-                aim = aim.wrapping_add(cube0(
-                    xa,
-                    s.thr_r[c],
-                    SUB0[b],
-                    sq_add,
-                    SQ_SHIFT0[b],
-                    cub_add[b],
-                    p.cm_shift_cub[b],
-                ));
+            let (mut num, mut aim) = (0i64, 0i64);
+            for (((&r, &a), &ta), &tr) in r.iter().zip(a).zip(&s.thr_a).zip(&s.thr_r) {
+                let xr = i32::from(r).wrapping_mul(rf);
+                let xa = i32::from(a).wrapping_mul(rf);
+                num = num.wrapping_add(cube0(xr, ta, sub, sq_add, sq_shift, cub, cub_shift));
+                aim = aim.wrapping_add(cube0(xa, tr, sub, sq_add, sq_shift, cub, cub_shift));
             }
-            for &v in &den_ref[b][row] {
+            let mut den = 0u64;
+            for &v in &den_ref[b][row.clone()] {
                 let m = u64::from(i32::from(v).unsigned_abs() as u16);
                 den = den.wrapping_add(m * m * m);
             }
@@ -129,32 +132,32 @@ pub fn rows0(input: &Inputs<i16>, p: &ScaleParams, out: &mut Vec<RowSums>, s: &m
     }
 }
 
-pub fn rows123(input: &Inputs<i32>, p: &ScaleParams, out: &mut Vec<RowSums>, s: &mut Scratch) {
+#[inline(always)]
+pub fn rows123(input: &Inputs<i32>, p: &ScaleParams, region: Region, out: &mut Vec<RowSums>, s: &mut Scratch) {
     let (bw, bh) = p.geometry.band();
-    let region = p.region();
     let cub_shift = p.cm_shift_cub[0];
     let cub_add = i64::from(half(cub_shift));
     let sq_shift = DEN_SQ_SHIFT[p.scale - 1];
-    let den_cub_add = u64::from(half(p.den_shift_cub));
+    let (den_cub_add, den_shift) = (u64::from(half(p.den_shift_cub)), p.den_shift_cub);
     let den_ref = [&input.reference.h, &input.reference.v, &input.reference.d];
-    out.clear();
     for i in region.top..region.bottom {
         thresholds(input.mask_a, bw, bh, i, region, &mut s.col, &mut s.thr_a);
         thresholds(input.mask_r, bw, bh, i, region, &mut s.col, &mut s.thr_r);
         let mut sums: RowSums = [0; 9];
+        let row = i * bw + region.left..i * bw + region.right;
         for b in 0..3 {
             let rf = p.i_rfactor[b];
-            let row = i * bw + region.left..i * bw + region.right;
             let (r, a) = (&input.decoupled.r[b][row.clone()], &input.decoupled.a[b][row.clone()]);
-            let (mut num, mut aim, mut den) = (0i64, 0i64, 0u64);
-            for c in 0..region.cols() {
-                num = num.wrapping_add(cube123(weight123(r[c], rf), s.thr_a[c], cub_add, cub_shift));
-                aim = aim.wrapping_add(cube123(weight123(a[c], rf), s.thr_r[c], cub_add, cub_shift));
+            let (mut num, mut aim) = (0i64, 0i64);
+            for (((&r, &a), &ta), &tr) in r.iter().zip(a).zip(&s.thr_a).zip(&s.thr_r) {
+                num = num.wrapping_add(cube123(weight123(r, rf), ta, cub_add, cub_shift));
+                aim = aim.wrapping_add(cube123(weight123(a, rf), tr, cub_add, cub_shift));
             }
-            for &v in &den_ref[b][row] {
+            let mut den = 0u64;
+            for &v in &den_ref[b][row.clone()] {
                 let m = u64::from(v.unsigned_abs());
                 let sq = (m * m).wrapping_add(1 << sq_shift) >> sq_shift;
-                den = den.wrapping_add(sq.wrapping_mul(m).wrapping_add(den_cub_add) >> p.den_shift_cub);
+                den = den.wrapping_add(sq.wrapping_mul(m).wrapping_add(den_cub_add) >> den_shift);
             }
             sums[b] = num;
             sums[3 + b] = aim;

@@ -11,7 +11,7 @@
 
 use super::super::geometry::Region;
 use super::ScaleParams;
-use super::dwt::Bands;
+use super::dwt::{Bands, size};
 
 /// `cos(1°)²` as libvmaf rounds it: a double product stored in a float.
 pub fn cos_1deg_sq() -> f32 {
@@ -72,8 +72,7 @@ pub struct Decoupled<T> {
 impl<T: Copy + Default> Decoupled<T> {
     pub fn resize(&mut self, n: usize) {
         for b in self.r.iter_mut().chain(self.a.iter_mut()) {
-            b.clear();
-            b.resize(n, T::default());
+            size(b, n);
         }
     }
 }
@@ -89,10 +88,8 @@ pub struct Masking {
 
 impl Masking {
     pub fn resize(&mut self, n: usize) {
-        for b in [&mut self.f, &mut self.t] {
-            b.clear();
-            b.resize(n, 0);
-        }
+        size(&mut self.f, n);
+        size(&mut self.t, n);
     }
 }
 
@@ -132,8 +129,92 @@ pub fn flt_centre123(csf: i32) -> (i32, i32) {
     (((143_165_577 * m - (1 << 31)) >> 32) as i32, ((286_331_153 * m - (1 << 31)) >> 32) as i32)
 }
 
-/// `adm_decouple` (scale 0) over `region` of bands `bw` wide.
-#[allow(clippy::too_many_arguments)]
+/// How the enhancement gain multiplies: libvmaf takes `rst * limit` in
+/// double; for a whole-number limit (the default 100, or 1) that product
+/// and its comparison with `t` are exact, so integers give the same
+/// result and vectorise better.
+#[derive(Debug, Clone, Copy)]
+pub enum Gain {
+    Whole(i32),
+    Double(f64),
+}
+
+impl Gain {
+    pub fn new(limit: f64) -> Self {
+        if limit.fract() == 0.0 && (1.0..=100.0).contains(&limit) {
+            Gain::Whole(limit as i32)
+        } else {
+            Gain::Double(limit)
+        }
+    }
+}
+
+/// The gain rule's product and limit: MIN (o > 0) or MAX (o < 0) of
+/// `rst * limit` and `t`, libvmaf's double arithmetic or its exact
+/// whole-number equivalent.
+#[inline(always)]
+fn gain_whole(rst: i32, o: i32, t: i32, m: i32) -> i32 {
+    let x = rst * m;
+    if o > 0 { x.min(t) } else { x.max(t) }
+}
+
+#[inline(always)]
+fn gain_double(rst: i32, o: i32, t: i32, limit: f64) -> i32 {
+    let x = f64::from(rst) * limit;
+    let tf = f64::from(t);
+    (if o > 0 {
+        if x < tf { x } else { tf }
+    } else if x > tf {
+        x
+    } else {
+        tf
+    }) as i32
+}
+
+/// `((div_lookup[o + 32768] * t) + 16384) >> 15` of `adm_decouple`: t / o
+/// in Q15, through the table of 2^30 / |o|. Computed in double, where it
+/// vectorises and is exact: the double quotient 2^30 / |o| lies within
+/// 2^-23 of the true one, which is at least 2^-15 from any other integer,
+/// so its floor is the table's entry; the product (below 2^45), the
+/// rounding term and the scaling by 2^-15 are exact, and so is the floor.
+/// (`quotient_is_the_tables` checks every o.)
+#[inline(always)]
+fn quotient0(o: i32, t: i32) -> i32 {
+    let recip = (1_073_741_824.0 / f64::from(o.abs().max(1))).floor();
+    let l = if o < 0 { -recip } else { recip };
+    ((l * f64::from(t) + 16384.0) * (1.0 / 32768.0)).floor() as i32
+}
+
+/// One band of one row of `adm_decouple` (scale 0): (r, a) from the
+/// reference `o`, the distorted `t` and the pixels' angle tests; the gain
+/// applies where the angles agree and `k > 0` (libvmaf tests the sign of a
+/// float product `kh / 32768 * oh / 64`, which is the sign of `oh` then).
+#[inline(always)]
+fn decouple_row0(
+    o: &[i16],
+    t: &[i16],
+    angle: &[bool],
+    r: &mut [i16],
+    a: &mut [i16],
+    gain: impl Fn(i32, i32, i32) -> i32,
+) {
+    for ((((&o, &t), &angle), r), a) in o.iter().zip(t).zip(angle).zip(r.iter_mut()).zip(a.iter_mut()) {
+        let (o, t) = (i32::from(o), i32::from(t));
+        let k = if o == 0 { 32768 } else { quotient0(o, t).clamp(0, 32768) };
+        let rst = i32::from(((k * o + 16384) >> 15) as i16);
+        let g = gain(rst, o, t);
+        let rst = (if angle & (k > 0) & (o != 0) { g } else { rst }) as i16;
+        *r = rst;
+        *a = (t - i32::from(rst)) as i16;
+    }
+}
+
+/// `adm_decouple` (scale 0) over `region` of bands `bw` wide, a row at a
+/// time: first the angle test of every pixel, then each band. The test's
+/// int64 dot products are exact in double (each below 2^32), so they are
+/// formed there and rounded to float from it: the same rounding as from
+/// the integer.
+#[inline(always)]
 pub fn decouple0(
     reference: &Bands<i16>,
     distorted: &Bands<i16>,
@@ -141,33 +222,32 @@ pub fn decouple0(
     region: Region,
     gain_limit: f64,
     out: &mut Decoupled<i16>,
+    angles: &mut Vec<bool>,
 ) {
-    let cos1 = cos_1deg_sq();
-    let refs = [&reference.h, &reference.v, &reference.d];
-    let diss = [&distorted.h, &distorted.v, &distorted.d];
+    let cos1 = f64::from(cos_1deg_sq());
+    let g = Gain::new(gain_limit);
+    size(angles, region.cols());
     for i in region.top..region.bottom {
-        for j in region.left..region.right {
-            let k = i * bw + j;
-            let o = refs.map(|b| i32::from(b[k]));
-            let t = diss.map(|b| i32::from(b[k]));
-            let ot_dp = i64::from(o[0]) * i64::from(t[0]) + i64::from(o[1]) * i64::from(t[1]);
-            let o_mag = i64::from(o[0]) * i64::from(o[0]) + i64::from(o[1]) * i64::from(o[1]);
-            let t_mag = i64::from(t[0]) * i64::from(t[0]) + i64::from(t[1]) * i64::from(t[1]);
-            let angle = angle_flag(ot_dp, o_mag, t_mag, cos1);
-            for b in 0..3 {
-                let (o, t) = (o[b], t[b]);
-                // The division t / o through the lookup table, Q15.
-                let tmp = if o == 0 {
-                    32768
-                } else {
-                    let r = reciprocal(o.unsigned_abs()) * i64::from(o.signum());
-                    ((r * i64::from(t) + 16384) >> 15) as i32
-                };
-                let kk = tmp.clamp(0, 32768);
-                let rst = ((kk * o + 16384) >> 15) as i16;
-                let rst = gain(i32::from(rst), i64::from(kk), o, t, angle, gain_limit) as i16;
-                out.r[b][k] = rst;
-                out.a[b][k] = (t - i32::from(rst)) as i16;
+        let row = i * bw + region.left..i * bw + region.right;
+        let (oh, ov) = (&reference.h[row.clone()], &reference.v[row.clone()]);
+        let (th, tv) = (&distorted.h[row.clone()], &distorted.v[row.clone()]);
+        for ((((flag, &o0), &o1), &t0), &t1) in angles.iter_mut().zip(oh).zip(ov).zip(th).zip(tv) {
+            let (o0, o1, t0, t1) = (f64::from(o0), f64::from(o1), f64::from(t0), f64::from(t1));
+            let dp = f64::from((o0 * t0 + o1 * t1) as f32) / 4096.0;
+            let om = f64::from((o0 * o0 + o1 * o1) as f32) / 4096.0;
+            let tm = f64::from((t0 * t0 + t1 * t1) as f32) / 4096.0;
+            *flag = (dp >= 0.0) & (dp * dp >= cos1 * om * tm);
+        }
+        let angles = &angles[..region.cols()];
+        for (b, (o, t)) in [(&reference.h, &distorted.h), (&reference.v, &distorted.v), (&reference.d, &distorted.d)]
+            .into_iter()
+            .enumerate()
+        {
+            let (r, a) = (&mut out.r[b][row.clone()], &mut out.a[b][row.clone()]);
+            let (o, t) = (&o[row.clone()], &t[row.clone()]);
+            match g {
+                Gain::Whole(m) => decouple_row0(o, t, angles, r, a, |rst, o, t| gain_whole(rst, o, t, m)),
+                Gain::Double(l) => decouple_row0(o, t, angles, r, a, |rst, o, t| gain_double(rst, o, t, l)),
             }
         }
     }
@@ -181,9 +261,27 @@ fn best15(x: u32) -> (u32, u32) {
     ((x + (1 << (k - 1))) >> k, k)
 }
 
-/// `adm_decouple_s123` (scales 1-3): the 32-bit values' divisor is first
-/// reduced to 15 significant bits, the quotient shifted back.
-#[allow(clippy::too_many_arguments)]
+/// One pixel of `adm_decouple_s123`: (r, a) of one band.
+#[inline(always)]
+fn decouple_band123(o: i32, t: i32, angle: bool, limit: f64) -> (i32, i32) {
+    let tmp = if o == 0 {
+        32768
+    } else {
+        let abs = o.wrapping_abs() as u32;
+        let (msb, shift) = if abs < 32768 { (abs, 0) } else { best15(abs) };
+        let sign: i64 = if o < 0 { -1 } else { 1 };
+        ((reciprocal(msb) * i64::from(t)) * sign + (1i64 << (14 + shift))) >> (15 + shift)
+    };
+    let k = tmp.clamp(0, 32768);
+    let rst = ((k * i64::from(o) + 16384) >> 15) as i32;
+    let rst = gain(rst, k, o, t, angle, limit);
+    (rst, t.wrapping_sub(rst))
+}
+
+/// `adm_decouple_s123` (scales 1-3), a row at a time: the 32-bit values'
+/// divisor is first reduced to 15 significant bits, the quotient shifted
+/// back.
+#[inline(always)]
 pub fn decouple123(
     reference: &Bands<i32>,
     distorted: &Bands<i32>,
@@ -193,68 +291,60 @@ pub fn decouple123(
     out: &mut Decoupled<i32>,
 ) {
     let cos1 = cos_1deg_sq();
-    let refs = [&reference.h, &reference.v, &reference.d];
-    let diss = [&distorted.h, &distorted.v, &distorted.d];
+    let [r_h, r_v, r_d] = &mut out.r;
+    let [a_h, a_v, a_d] = &mut out.a;
     for i in region.top..region.bottom {
-        for j in region.left..region.right {
-            let k = i * bw + j;
-            let o = refs.map(|b| b[k]);
-            let t = diss.map(|b| b[k]);
-            let ot_dp = i64::from(o[0]) * i64::from(t[0]) + i64::from(o[1]) * i64::from(t[1]);
-            let o_mag = i64::from(o[0]) * i64::from(o[0]) + i64::from(o[1]) * i64::from(o[1]);
-            let t_mag = i64::from(t[0]) * i64::from(t[0]) + i64::from(t[1]) * i64::from(t[1]);
-            let angle = angle_flag(ot_dp, o_mag, t_mag, cos1);
-            for b in 0..3 {
-                let (o, t) = (o[b], t[b]);
-                let tmp = if o == 0 {
-                    32768
-                } else {
-                    let abs = o.wrapping_abs() as u32;
-                    let (msb, shift) = if abs < 32768 { (abs, 0) } else { best15(abs) };
-                    let sign: i64 = if o < 0 { -1 } else { 1 };
-                    ((reciprocal(msb) * i64::from(t)) * sign + (1i64 << (14 + shift))) >> (15 + shift)
-                };
-                let kk = tmp.clamp(0, 32768);
-                let rst = ((kk * i64::from(o) + 16384) >> 15) as i32;
-                let rst = gain(rst, kk, o, t, angle, gain_limit);
-                out.r[b][k] = rst;
-                out.a[b][k] = t.wrapping_sub(rst);
-            }
+        let row = i * bw + region.left..i * bw + region.right;
+        let (oh, ov, od) = (&reference.h[row.clone()], &reference.v[row.clone()], &reference.d[row.clone()]);
+        let (th, tv, td) = (&distorted.h[row.clone()], &distorted.v[row.clone()], &distorted.d[row.clone()]);
+        let (rh, rv, rd) = (&mut r_h[row.clone()], &mut r_v[row.clone()], &mut r_d[row.clone()]);
+        let (ah, av, ad) = (&mut a_h[row.clone()], &mut a_v[row.clone()], &mut a_d[row]);
+        for c in 0..oh.len() {
+            let (o0, o1, o2, t0, t1, t2) = (oh[c], ov[c], od[c], th[c], tv[c], td[c]);
+            let m = |a: i32, b: i32| i64::from(a) * i64::from(b);
+            let angle = angle_flag(m(o0, t0) + m(o1, t1), m(o0, o0) + m(o1, o1), m(t0, t0) + m(t1, t1), cos1);
+            (rh[c], ah[c]) = decouple_band123(o0, t0, angle, gain_limit);
+            (rv[c], av[c]) = decouple_band123(o1, t1, angle, gain_limit);
+            (rd[c], ad[c]) = decouple_band123(o2, t2, angle, gain_limit);
         }
     }
 }
 
 /// `adm_csf` (scale 0) of one decoupled triple over `region`, reduced to
 /// what the masking needs ([`Masking`]).
+#[inline(always)]
 pub fn masking0(src: &[Vec<i16>; 3], p: &ScaleParams, bw: usize, region: Region, out: &mut Masking) {
+    let rf = p.i_rfactor;
     for i in region.top..region.bottom {
-        for j in region.left..region.right {
-            let k = i * bw + j;
-            let (mut f, mut c) = (0i32, 0i32);
-            for theta in 0..3 {
-                let (fl, ce) = flt_centre0(csf0(p.i_rfactor[theta], theta, src[theta][k]));
-                f = f.wrapping_add(fl);
-                c = c.wrapping_add(ce);
-            }
-            out.f[k] = f;
-            out.t[k] = c.wrapping_sub(f);
+        let row = i * bw + region.left..i * bw + region.right;
+        let (h, v, d) = (&src[0][row.clone()], &src[1][row.clone()], &src[2][row.clone()]);
+        let (f, t) = (&mut out.f[row.clone()], &mut out.t[row]);
+        for c in 0..h.len() {
+            let (f0, c0) = flt_centre0(csf0(rf[0], 0, h[c]));
+            let (f1, c1) = flt_centre0(csf0(rf[1], 1, v[c]));
+            let (f2, c2) = flt_centre0(csf0(rf[2], 2, d[c]));
+            let fs = f0 + f1 + f2;
+            f[c] = fs;
+            t[c] = c0 + c1 + c2 - fs;
         }
     }
 }
 
 /// `i4_adm_csf` (scales 1-3), reduced as [`masking0`].
+#[inline(always)]
 pub fn masking123(src: &[Vec<i32>; 3], p: &ScaleParams, bw: usize, region: Region, out: &mut Masking) {
+    let rf = p.i_rfactor;
     for i in region.top..region.bottom {
-        for j in region.left..region.right {
-            let k = i * bw + j;
-            let (mut f, mut c) = (0i32, 0i32);
-            for theta in 0..3 {
-                let (fl, ce) = flt_centre123(csf123(p.i_rfactor[theta], src[theta][k]));
-                f = f.wrapping_add(fl);
-                c = c.wrapping_add(ce);
-            }
-            out.f[k] = f;
-            out.t[k] = c.wrapping_sub(f);
+        let row = i * bw + region.left..i * bw + region.right;
+        let (h, v, d) = (&src[0][row.clone()], &src[1][row.clone()], &src[2][row.clone()]);
+        let (f, t) = (&mut out.f[row.clone()], &mut out.t[row]);
+        for c in 0..h.len() {
+            let (f0, c0) = flt_centre123(csf123(rf[0], h[c]));
+            let (f1, c1) = flt_centre123(csf123(rf[1], v[c]));
+            let (f2, c2) = flt_centre123(csf123(rf[2], d[c]));
+            let fs = f0.wrapping_add(f1).wrapping_add(f2);
+            f[c] = fs;
+            t[c] = c0.wrapping_add(c1).wrapping_add(c2).wrapping_sub(fs);
         }
     }
 }
@@ -262,6 +352,20 @@ pub fn masking123(src: &[Vec<i32>; 3], p: &ScaleParams, bw: usize, region: Regio
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `div_lookup` (integer_adm.h `div_lookup_generator`): entry `32768 + i`
+    /// is 2^30 / i, entry `32768 - i` its negation, for 1 <= i <= 32768.
+    static DIV_LOOKUP: [i32; 65537] = {
+        let mut t = [0i32; 65537];
+        let mut i = 1;
+        while i <= 32768 {
+            let r = 1_073_741_824 / i as i32;
+            t[32768 + i] = r;
+            t[32768 - i] = -r;
+            i += 1;
+        }
+        t
+    };
 
     #[test]
     fn best15_keeps_15_bits_rounded() {
@@ -287,6 +391,19 @@ mod tests {
         assert_eq!(gain(100, 32768, 100, 150, false, 100.0), 100);
         // Negative reference: max(-100 * 1.2, -150) = -120.
         assert_eq!(gain(-100, 32768, -100, -150, true, 1.2), -120);
+    }
+
+    #[test]
+    fn quotient_is_the_tables() {
+        for o in -32768..=32767i32 {
+            if o == 0 {
+                continue;
+            }
+            for t in [-32768, -32767, -12345, -1, 0, 1, 777, 32767] {
+                let want = ((i64::from(DIV_LOOKUP[(o + 32768) as usize]) * i64::from(t) + 16384) >> 15) as i32;
+                assert_eq!(quotient0(o, t), want, "{t} / {o}");
+            }
+        }
     }
 
     #[test]
