@@ -19,6 +19,8 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("ciede", include_str!("../../kernels/ciede.cl")),
     ("cambi", include_str!("../../kernels/cambi.cl")),
     ("ssimulacra2", include_str!("../../kernels/ssimulacra2.cl")),
+    ("adm", include_str!("../../kernels/adm.cl")),
+    ("float_adm", include_str!("../../kernels/float_adm.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 

@@ -2,6 +2,7 @@
 //! reference (a faithful port of libvmaf's arithmetic) and the GPU host
 //! pipeline, written once against [`crate::backend::gpu::Gpu`].
 
+pub mod adm;
 pub mod ansnr;
 pub mod ciede;
 pub mod cambi;
@@ -84,6 +85,7 @@ static IMPLEMENTATIONS: &[&FeatureImpl] =
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &psnr_hvs::PSNR_HVS, &ciede::CIEDE];
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &cambi::CAMBI];
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &ssimulacra2::SSIMULACRA2];
+    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &adm::ADM, &adm::FLOAT_ADM];
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {
@@ -160,6 +162,15 @@ mod registry_tests {
                 assert_eq!(r.feature_param, d.feature_param, "{what}: feature_param");
             }
             for (key, opt) in &spec.options {
+                // A default outside its own range (float_adm's
+                // adm_skip_aim_scale = -1) cannot be given explicitly.
+                let v = opt.default.as_f64();
+                if v.is_some_and(|v| opt.min.is_some_and(|lo| v < lo) || opt.max.is_some_and(|hi| v > hi)) {
+                    let mut options = Options::new();
+                    options.insert(key.clone(), opt.default.clone());
+                    assert!((imp.metrics)(&options).is_err(), "{} {key}: its out-of-range default given", imp.name);
+                    continue;
+                }
                 let mut options = Options::new();
                 options.insert(key.clone(), opt.default.clone());
                 // A default outside the range means "not set" (cambi's
