@@ -14,6 +14,8 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("psnr", include_str!("../../kernels/psnr.cl")),
     ("moment", include_str!("../../kernels/moment.cl")),
     ("ansnr", include_str!("../../kernels/ansnr.cl")),
+    ("vif", include_str!("../../kernels/vif.cl")),
+    ("float_vif", include_str!("../../kernels/float_vif.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 
@@ -111,7 +113,7 @@ mod tests {
         // The line after the include keeps its number in psnr.cl.
         let include_line = FAMILIES[0].1.lines().position(|l| l.starts_with("#include")).unwrap() + 1;
         assert!(src.contains(&format!("#line {} \"psnr.cl\"", include_line + 1)));
-        assert!(source("vif").unwrap_err().to_string().contains("kernels/vif.cl"));
+        assert!(source("no_such").unwrap_err().to_string().contains("kernels/no_such.cl"));
     }
 
     #[test]

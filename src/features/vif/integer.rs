@@ -51,6 +51,20 @@ pub fn accumulate(mu: [u32; 2], moments: [u32; 3], table: &[u16], gain_limit: f6
     let sigma1_sq = xx.wrapping_sub(round32(mu1 * mu1)) as i32;
     let sigma2_sq = (yy.wrapping_sub(round32(mu2 * mu2)) as i32).max(0);
     let sigma12 = xy.wrapping_sub(round32(mu1 * mu2)) as i32;
+    accumulate_sigmas(sigma1_sq, sigma2_sq, sigma12, table, gain_limit, sums);
+}
+
+/// [`accumulate`] from the pixel's sigma1_sq, sigma2_sq (already at least
+/// 0) and sigma12.
+#[inline(always)]
+pub fn accumulate_sigmas(
+    sigma1_sq: i32,
+    sigma2_sq: i32,
+    sigma12: i32,
+    table: &[u16],
+    gain_limit: f64,
+    sums: &mut ScaleSums,
+) {
     if sigma1_sq >= SIGMA_NSQ {
         sums.den_log += i64::from(log2_32(table, SIGMA_NSQ.wrapping_add(sigma1_sq) as u32) - 2048 * 17);
         if sigma12 > 0 && sigma2_sq > 0 {
@@ -73,6 +87,9 @@ pub fn accumulate(mu: [u32; 2], moments: [u32; 3], table: &[u16], gain_limit: f6
 /// A plane's samples as the filters read them.
 pub trait Sample: Copy + Send + Sync + 'static {
     fn get(self) -> u32;
+    /// Eight samples as u32 lanes (AVX2 builds only).
+    #[cfg(target_arch = "x86_64")]
+    fn load8(s: &[Self]) -> std::arch::x86_64::__m256i;
 }
 
 impl Sample for u8 {
@@ -80,12 +97,24 @@ impl Sample for u8 {
     fn get(self) -> u32 {
         u32::from(self)
     }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn load8(s: &[u8]) -> std::arch::x86_64::__m256i {
+        super::integer_avx2::load8_u8(s)
+    }
 }
 
 impl Sample for u16 {
     #[inline(always)]
     fn get(self) -> u32 {
         u32::from(self)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn load8(s: &[u16]) -> std::arch::x86_64::__m256i {
+        super::integer_avx2::load8_u16(s)
     }
 }
 
@@ -107,7 +136,7 @@ pub fn mirror(i: isize, n: usize) -> usize {
 /// How the vertical pass of a statistic rounds (integer_vif.c: `_8` keeps
 /// raw u32 sums; `_16` sums in u64 and shifts, by the bit depth at scale 0).
 #[derive(Debug, Clone, Copy)]
-enum Vertical {
+pub(super) enum Vertical {
     /// vif_statistic_8: 8-bit samples at scale 0.
     Eight,
     /// vif_statistic_16: `(sum + add) >> shift` for the means and the moments.
@@ -128,14 +157,20 @@ impl Vertical {
 }
 
 /// Scratch rows of one horizontal pass, with `r` columns of mirror padding
-/// on each side (integer_vif.h `VifBuffer.tmp`), and the filtered values.
+/// on each side (integer_vif.h `VifBuffer.tmp`), and the filtered sums.
+///
+/// The three moments (ref², dis², ref·dis after the vertical pass: u32
+/// values up to 2^32) are kept as 16-bit halves, `hi = v >> 16` and
+/// `lo = v & 0xffff`, so the horizontal pass sums each half in u32 lanes
+/// instead of libvmaf's u64: the taps sum to 65536, so each half's sum is
+/// below 2^32, and libvmaf's `(Σ c·v + 32768) >> 16` is exactly
+/// `Σ c·hi + ((Σ c·lo + 32768) >> 16)` (see [`join`]).
 #[derive(Default)]
 struct Rows {
-    /// mu1, mu2, ref², dis², ref·dis after the vertical pass.
-    tmp: [Vec<u32>; 5],
-    /// mu1, mu2 (u32 sums) and the three moments (shifted to u32) after
-    /// the horizontal pass.
-    out: [Vec<u32>; 5],
+    /// mu1, mu2, then the hi and lo halves of ref², dis², ref·dis.
+    tmp: [Vec<u32>; 8],
+    /// sigma1_sq, sigma2_sq (clamped at 0), sigma12 of each pixel.
+    sigma: [Vec<i32>; 3],
 }
 
 impl Rows {
@@ -144,104 +179,194 @@ impl Rows {
             v.clear();
             v.resize(w + 2 * r, 0);
         }
-        for v in self.out.iter_mut() {
+        for v in self.sigma.iter_mut() {
             v.clear();
             v.resize(w, 0);
         }
     }
+}
 
-    /// PADDING_SQ_DATA: mirror the `r` columns beyond each edge.
-    fn pad(&mut self, w: usize, r: usize) {
-        for v in self.tmp.iter_mut() {
-            for f in 1..=r {
-                v[r - f] = v[r + f];
-                v[r + w - 1 + f] = v[r + w - 1 - f];
-            }
-        }
+/// PADDING_SQ_DATA: mirror the `r` columns beyond each edge of a padded row.
+#[inline(always)]
+fn pad(row: &mut [u32], w: usize, r: usize) {
+    for f in 1..=r {
+        row[r - f] = row[r + f];
+        row[r + w - 1 + f] = row[r + w - 1 - f];
     }
 }
 
-/// vif_statistic_8 / vif_statistic_16's vertical pass of output row `i`
-/// into `rows.tmp` (interior at offset `r`).
+/// `(h · 65536 + l + add) >> shift` truncated to u32, for `shift` <= 16,
+/// `add` < 2^shift and `l` < 2^32 - 2^16: the u64 rounding shift of
+/// libvmaf on a sum held as two u32 halves (`h` the sum of the high 16-bit
+/// halves, `l` of the low ones), with no u64 arithmetic.
 #[inline(always)]
-fn vertical<T: Sample, const F: usize>(
-    taps: &[u16; F],
-    rows_ref: [&[T]; F],
-    rows_dis: [&[T]; F],
+fn join(h: u32, l: u32, add: u32, shift: u32) -> u32 {
+    (h << (16 - shift)).wrapping_add((l + add) >> shift)
+}
+
+/// Columns computed together: blocks of [`LANES`] columns are fixed-size
+/// arrays the compiler keeps in vector registers (8 u32 lanes of AVX2), the
+/// taps going by with every partial sum in a register. A row's last
+/// `w % LANES` columns take the same code one column at a time.
+const LANES: usize = 8;
+
+/// vif_statistic_8 / vif_statistic_16's vertical pass of columns
+/// `j .. j + N` of one output row (the `F` picture rows of its window) into
+/// `tmp[..][r + j ..]`. C sums the products in u32 (`_8`: wrapping, as C's)
+/// or u64 (`_16`); the u64 sums are kept here as two u32 halves ([`join`]),
+/// the same integers.
+#[inline(always)]
+fn vertical_block<T: Sample, const F: usize, const N: usize>(
+    c: &[u32; F],
+    (rows_ref, rows_dis): (&[&[T]; F], &[&[T]; F]),
+    j: usize,
     mode: Vertical,
-    r: usize,
-    tmp: &mut [Vec<u32>; 5],
+    out: &mut [&mut [u32]; 8],
 ) {
-    let w = rows_ref[0].len();
-    let [t_mu1, t_mu2, t_xx, t_yy, t_xy] = tmp;
-    let (t_mu1, t_mu2) = (&mut t_mu1[r..r + w], &mut t_mu2[r..r + w]);
-    let (t_xx, t_yy, t_xy) = (&mut t_xx[r..r + w], &mut t_yy[r..r + w], &mut t_xy[r..r + w]);
     match mode {
         Vertical::Eight => {
-            for j in 0..w {
-                let (mut mu1, mut mu2, mut xx, mut yy, mut xy) = (0u32, 0u32, 0u32, 0u32, 0u32);
-                for fi in 0..F {
-                    let c = u32::from(taps[fi]);
-                    let (a, b) = (rows_ref[fi][j].get(), rows_dis[fi][j].get());
-                    let (ca, cb) = (c * a, c * b);
-                    mu1 = mu1.wrapping_add(ca);
-                    mu2 = mu2.wrapping_add(cb);
-                    xx = xx.wrapping_add(ca.wrapping_mul(a));
-                    yy = yy.wrapping_add(cb.wrapping_mul(b));
-                    xy = xy.wrapping_add(ca.wrapping_mul(b));
+            let mut acc = [[0u32; N]; 5];
+            for fi in 0..F {
+                let (a, b) = (&rows_ref[fi][j..j + N], &rows_dis[fi][j..j + N]);
+                for l in 0..N {
+                    let (a, b) = (a[l].get(), b[l].get());
+                    let (ca, cb) = (c[fi] * a, c[fi] * b);
+                    acc[0][l] = acc[0][l].wrapping_add(ca);
+                    acc[1][l] = acc[1][l].wrapping_add(cb);
+                    acc[2][l] = acc[2][l].wrapping_add(ca.wrapping_mul(a));
+                    acc[3][l] = acc[3][l].wrapping_add(cb.wrapping_mul(b));
+                    acc[4][l] = acc[4][l].wrapping_add(ca.wrapping_mul(b));
                 }
-                t_mu1[j] = mu1.wrapping_add(128) >> 8;
-                t_mu2[j] = mu2.wrapping_add(128) >> 8;
-                t_xx[j] = xx;
-                t_yy[j] = yy;
-                t_xy[j] = xy;
+            }
+            for l in 0..N {
+                out[0][j + l] = acc[0][l].wrapping_add(128) >> 8;
+                out[1][j + l] = acc[1][l].wrapping_add(128) >> 8;
+                for q in 0..3 {
+                    (out[2 + 2 * q][j + l], out[3 + 2 * q][j + l]) = (acc[2 + q][l] >> 16, acc[2 + q][l] & 0xffff);
+                }
             }
         }
         Vertical::Sixteen { mu: (mu_add, mu_shift), sq: (sq_add, sq_shift) } => {
-            for j in 0..w {
-                let (mut mu1, mut mu2, mut xx, mut yy, mut xy) = (0u32, 0u32, 0u64, 0u64, 0u64);
-                for fi in 0..F {
-                    let c = u32::from(taps[fi]);
-                    let (a, b) = (rows_ref[fi][j].get(), rows_dis[fi][j].get());
-                    let (ca, cb) = (c.wrapping_mul(a), c.wrapping_mul(b));
-                    mu1 = mu1.wrapping_add(ca);
-                    mu2 = mu2.wrapping_add(cb);
-                    xx = xx.wrapping_add(u64::from(ca) * u64::from(a));
-                    yy = yy.wrapping_add(u64::from(cb) * u64::from(b));
-                    xy = xy.wrapping_add(u64::from(ca) * u64::from(b));
+            // mu1, mu2, then the hi and lo halves' sums of r·r, d·d, r·d.
+            let mut acc = [[0u32; N]; 8];
+            for fi in 0..F {
+                let (a, b) = (&rows_ref[fi][j..j + N], &rows_dis[fi][j..j + N]);
+                for l in 0..N {
+                    let (a, b) = (a[l].get(), b[l].get());
+                    acc[0][l] = acc[0][l].wrapping_add(c[fi].wrapping_mul(a));
+                    acc[1][l] = acc[1][l].wrapping_add(c[fi].wrapping_mul(b));
+                    // Samples are at most 16 bits: their products fit u32.
+                    for (q, p) in [a * a, b * b, a * b].into_iter().enumerate() {
+                        acc[2 + 2 * q][l] = acc[2 + 2 * q][l].wrapping_add(c[fi] * (p >> 16));
+                        acc[3 + 2 * q][l] = acc[3 + 2 * q][l].wrapping_add(c[fi] * (p & 0xffff));
+                    }
                 }
-                t_mu1[j] = u32::from((mu1.wrapping_add(mu_add) >> mu_shift) as u16);
-                t_mu2[j] = u32::from((mu2.wrapping_add(mu_add) >> mu_shift) as u16);
-                t_xx[j] = (xx.wrapping_add(sq_add) >> sq_shift) as u32;
-                t_yy[j] = (yy.wrapping_add(sq_add) >> sq_shift) as u32;
-                t_xy[j] = (xy.wrapping_add(sq_add) >> sq_shift) as u32;
+            }
+            let sq_add = sq_add as u32;
+            for l in 0..N {
+                out[0][j + l] = u32::from((acc[0][l].wrapping_add(mu_add) >> mu_shift) as u16);
+                out[1][j + l] = u32::from((acc[1][l].wrapping_add(mu_add) >> mu_shift) as u16);
+                for q in 0..3 {
+                    let v = join(acc[2 + 2 * q][l], acc[3 + 2 * q][l], sq_add, sq_shift);
+                    (out[2 + 2 * q][j + l], out[3 + 2 * q][j + l]) = (v >> 16, v & 0xffff);
+                }
             }
         }
     }
 }
 
-/// The horizontal pass of a statistic over the padded `tmp` rows into
-/// `out`: u32 sums for the means, u64 sums shifted by `(s + 32768) >> 16`
-/// to u32 for the moments.
+/// The vertical pass of one output row (`rows_*`: its window's picture
+/// rows) into `tmp` (interior at offset `r`).
 #[inline(always)]
-fn horizontal<const F: usize>(taps: &[u16; F], tmp: &[Vec<u32>; 5], out: &mut [Vec<u32>; 5]) {
-    let w = out[0].len();
-    let [o_mu1, o_mu2, o_xx, o_yy, o_xy] = out;
-    for j in 0..w {
-        let (mut mu1, mut mu2, mut xx, mut yy, mut xy) = (0u32, 0u32, 0u64, 0u64, 0u64);
-        for fj in 0..F {
-            let c = u32::from(taps[fj]);
-            mu1 = mu1.wrapping_add(c.wrapping_mul(tmp[0][j + fj]));
-            mu2 = mu2.wrapping_add(c.wrapping_mul(tmp[1][j + fj]));
-            xx += u64::from(c) * u64::from(tmp[2][j + fj]);
-            yy += u64::from(c) * u64::from(tmp[3][j + fj]);
-            xy += u64::from(c) * u64::from(tmp[4][j + fj]);
+fn vertical<T: Sample, const F: usize, const AVX2: bool>(
+    taps: &[u16; F],
+    rows: (&[&[T]; F], &[&[T]; F]),
+    mode: Vertical,
+    r: usize,
+    tmp: &mut [Vec<u32>; 8],
+) {
+    let w = rows.0[0].len();
+    let c = taps.map(u32::from);
+    let mut out = tmp.each_mut().map(|v| &mut v[r..r + w]);
+    let full = w - w % LANES;
+    for j in (0..full).step_by(LANES) {
+        #[cfg(target_arch = "x86_64")]
+        if AVX2 {
+            // SAFETY: AVX2 is true only in the AVX2 build of `run`.
+            unsafe { super::integer_avx2::vertical8(&c, rows, j, mode, &mut out) };
+            continue;
         }
-        o_mu1[j] = mu1;
-        o_mu2[j] = mu2;
-        o_xx[j] = ((xx + 32768) >> 16) as u32;
-        o_yy[j] = ((yy + 32768) >> 16) as u32;
-        o_xy[j] = ((xy + 32768) >> 16) as u32;
+        vertical_block::<T, F, LANES>(&c, rows, j, mode, &mut out);
+    }
+    for j in full..w {
+        vertical_block::<T, F, 1>(&c, rows, j, mode, &mut out);
+    }
+}
+
+/// Columns `j .. j + N` of a padded row through a symmetric filter, in u32
+/// arithmetic that wraps as C's does: `Σ_k c_k · row[j + k]`, the taps
+/// paired (`c_k (row[j + k] + row[j + F - 1 - k])`): the same sum modulo
+/// 2^32.
+#[inline(always)]
+fn filter_block<const F: usize, const N: usize>(c: &[u32; F], row: &[u32], j: usize) -> [u32; N] {
+    let r = F / 2;
+    let mid = &row[j + r..j + r + N];
+    let mut acc = [0u32; N];
+    for l in 0..N {
+        acc[l] = c[r].wrapping_mul(mid[l]);
+    }
+    for k in 0..r {
+        let (a, b) = (&row[j + k..j + k + N], &row[j + F - 1 - k..j + F - 1 - k + N]);
+        for l in 0..N {
+            acc[l] = acc[l].wrapping_add(c[k].wrapping_mul(a[l].wrapping_add(b[l])));
+        }
+    }
+    acc
+}
+
+/// The horizontal pass of columns `j .. j + N` and their sigmas: `mu1`,
+/// `mu2` (u32 sums), `xx_filt_val`... (`(Σ + 32768) >> 16`, from the
+/// halves' sums), then sigma1_sq, sigma2_sq (at least 0) and sigma12 as
+/// vif_statistic_* forms them.
+#[inline(always)]
+fn horizontal_block<const F: usize, const N: usize>(
+    c: &[u32; F],
+    tmp: &[Vec<u32>; 8],
+    j: usize,
+    sigma: &mut [&mut [i32]; 3],
+) {
+    let mut f = [[0u32; N]; 8];
+    for q in 0..8 {
+        f[q] = filter_block::<F, N>(c, &tmp[q], j);
+    }
+    let round32 = |p: u64| ((p + 2_147_483_648) >> 32) as u32;
+    for l in 0..N {
+        let (m1, m2) = (u64::from(f[0][l]), u64::from(f[1][l]));
+        sigma[0][j + l] = join(f[2][l], f[3][l], 32768, 16).wrapping_sub(round32(m1 * m1)) as i32;
+        sigma[1][j + l] = (join(f[4][l], f[5][l], 32768, 16).wrapping_sub(round32(m2 * m2)) as i32).max(0);
+        sigma[2][j + l] = join(f[6][l], f[7][l], 32768, 16).wrapping_sub(round32(m1 * m2)) as i32;
+    }
+}
+
+/// The horizontal pass of a row over the padded `rows.tmp`, into
+/// `rows.sigma`.
+#[inline(always)]
+fn horizontal<const F: usize, const AVX2: bool>(taps: &[u16; F], rows: &mut Rows) {
+    let w = rows.sigma[0].len();
+    let c = taps.map(u32::from);
+    let mut sigma = rows.sigma.each_mut().map(|v| &mut v[..w]);
+    let full = w - w % LANES;
+    for j in (0..full).step_by(LANES) {
+        #[cfg(target_arch = "x86_64")]
+        if AVX2 {
+            // SAFETY: AVX2 is true only in the AVX2 build of `run`.
+            unsafe { super::integer_avx2::horizontal8(&c, &rows.tmp, j, &mut sigma) };
+            continue;
+        }
+        horizontal_block::<F, LANES>(&c, &rows.tmp, j, &mut sigma);
+    }
+    for j in full..w {
+        horizontal_block::<F, 1>(&c, &rows.tmp, j, &mut sigma);
     }
 }
 
@@ -253,7 +378,8 @@ fn window<'a, T, const F: usize>(plane: &'a [T], w: usize, h: usize, i: usize) -
 }
 
 /// vif_statistic_8 / vif_statistic_16 at one scale over a `w` x `h` pair.
-fn statistic<T: Sample, const F: usize>(
+#[inline(always)]
+fn statistic<T: Sample, const F: usize, const AVX2: bool>(
     taps: &[u16; F],
     (reference, distorted): (&[T], &[T]),
     (w, h): (usize, usize),
@@ -267,12 +393,14 @@ fn statistic<T: Sample, const F: usize>(
     let mut sums = ScaleSums::default();
     for i in 0..h {
         let (wr, wd) = (window::<T, F>(reference, w, h, i), window::<T, F>(distorted, w, h, i));
-        vertical(taps, wr, wd, mode, r, &mut rows.tmp);
-        rows.pad(w, r);
-        horizontal(taps, &rows.tmp, &mut rows.out);
-        let [mu1, mu2, xx, yy, xy] = &rows.out;
+        vertical::<T, F, AVX2>(taps, (&wr, &wd), mode, r, &mut rows.tmp);
+        for t in rows.tmp.iter_mut() {
+            pad(t, w, r);
+        }
+        horizontal::<F, AVX2>(taps, rows);
+        let [s1, s2, s12] = &rows.sigma;
         for j in 0..w {
-            accumulate([mu1[j], mu2[j]], [xx[j], yy[j], xy[j]], table, gain_limit, &mut sums);
+            accumulate_sigmas(s1[j], s2[j], s12[j], table, gain_limit, &mut sums);
         }
     }
     sums
@@ -284,40 +412,39 @@ fn statistic<T: Sample, const F: usize>(
 /// (subsample_rd_8 keeps u32, but its sums never exceed 65280, so the
 /// truncation is a no-op there), each horizontal sum `(s + 32768) >> 16`
 /// to u16; then every other row and column, from the first.
-#[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn subsample<T: Sample, const F: usize>(
     taps: &[u16; F],
     (reference, distorted): (&[T], &[T]),
     (w, h): (usize, usize),
     (add, shift): (u32, u32),
-    tmp: &mut [Vec<u32>; 2],
+    tmp: &mut Vec<u32>,
     out: (&mut Vec<u16>, &mut Vec<u16>),
 ) {
     let r = F / 2;
     let (wo, ho) = (w / 2, h / 2);
+    let c: [u32; F] = taps.map(u32::from);
     for (plane, dst) in [(reference, out.0), (distorted, out.1)] {
         dst.clear();
         dst.resize(wo * ho, 0);
-        let t = &mut tmp[0];
-        t.clear();
-        t.resize(w + 2 * r, 0);
+        tmp.clear();
+        tmp.resize(w + 2 * r, 0);
         for i in 0..ho {
-            let rows = window::<T, F>(plane, w, h, 2 * i);
+            let rows = window::<T, F>(plane, w, h, 2 * i).map(|row| &row[..w]);
+            let t = &mut tmp[r..r + w];
             for j in 0..w {
                 let mut s = 0u32;
                 for fi in 0..F {
-                    s = s.wrapping_add(u32::from(taps[fi]).wrapping_mul(rows[fi][j].get()));
+                    s = s.wrapping_add(c[fi].wrapping_mul(rows[fi][j].get()));
                 }
-                t[r + j] = u32::from((s.wrapping_add(add) >> shift) as u16);
+                t[j] = u32::from((s.wrapping_add(add) >> shift) as u16);
             }
-            for f in 1..=r {
-                t[r - f] = t[r + f];
-                t[r + w - 1 + f] = t[r + w - 1 - f];
-            }
+            pad(tmp, w, r);
             for (jo, d) in dst[i * wo..(i + 1) * wo].iter_mut().enumerate() {
+                let t: &[u32; F] = tmp[2 * jo..2 * jo + F].try_into().expect("F taps");
                 let mut s = 0u32;
                 for fj in 0..F {
-                    s = s.wrapping_add(u32::from(taps[fj]).wrapping_mul(t[2 * jo + fj]));
+                    s = s.wrapping_add(c[fj].wrapping_mul(t[fj]));
                 }
                 *d = (s.wrapping_add(32768) >> 16) as u16;
             }
@@ -333,7 +460,7 @@ pub struct IntegerVif {
     pub gain_limit: f64,
     table: Vec<u16>,
     rows: Rows,
-    sub_tmp: [Vec<u32>; 2],
+    sub_tmp: Vec<u32>,
     /// Reference and distorted planes of scales 1, 2 and 3.
     planes: [(Vec<u16>, Vec<u16>); 3],
 }
@@ -388,12 +515,40 @@ impl IntegerVif {
         }
     }
 
-    fn run<T: Sample>(&mut self, pair: (&[T], &[T]), (w, h): (usize, usize)) -> [ScaleSums; 4] {
+    fn run<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { self.run_avx2(pair, size) };
+        }
+        self.run_portable(pair, size)
+    }
+
+    /// The scales with AVX2 filter blocks (integer_avx2.rs): the same
+    /// integers.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn run_avx2<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
+        self.run_blocks::<T, true>(pair, size)
+    }
+
+    fn run_portable<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
+        self.run_blocks::<T, false>(pair, size)
+    }
+
+    /// The scales, with the AVX2 filter blocks or the portable ones.
+    #[inline(always)]
+    fn run_blocks<T: Sample, const AVX2: bool>(
+        &mut self,
+        pair: (&[T], &[T]),
+        (w, h): (usize, usize),
+    ) -> [ScaleSums; 4] {
         let mut out = [ScaleSums::default(); 4];
         let (table, gain) = (&self.table, self.gain_limit);
         if !self.skip_scale0 {
             let mode = Vertical::for_scale(0, self.bpc);
-            out[0] = with_taps!(0, |taps| statistic(taps, pair, (w, h), mode, table, gain, &mut self.rows));
+            out[0] =
+                with_taps!(0, |taps| statistic::<T, _, AVX2>(taps, pair, (w, h), mode, table, gain, &mut self.rows));
         }
         // Scale 1 from the frame: subsample_rd_8 (8-bit) or subsample_rd_16
         // with the bit depth's rounding.
@@ -408,7 +563,15 @@ impl IntegerVif {
             let (before, after) = self.planes.split_at_mut(scale);
             let (r, d) = &before[scale - 1];
             let pair = (r.as_slice(), d.as_slice());
-            out[scale] = with_taps!(scale, |taps| statistic(taps, pair, (w, h), mode, table, gain, &mut self.rows));
+            out[scale] = with_taps!(scale, |taps| statistic::<u16, _, AVX2>(
+                taps,
+                pair,
+                (w, h),
+                mode,
+                table,
+                gain,
+                &mut self.rows
+            ));
             if scale < 3 {
                 let (rn, dn) = &mut after[0];
                 with_taps!(scale + 1, |taps| subsample(taps, pair, (w, h), (32768, 16), &mut self.sub_tmp, (rn, dn)));

@@ -8,6 +8,8 @@ pub mod float;
 pub mod gpu_float;
 pub mod gpu_integer;
 pub mod integer;
+#[cfg(target_arch = "x86_64")]
+mod integer_avx2;
 pub mod prescale;
 pub mod tables;
 
