@@ -21,6 +21,8 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("ssimulacra2", include_str!("../../kernels/ssimulacra2.cl")),
     ("adm", include_str!("../../kernels/adm.cl")),
     ("float_adm", include_str!("../../kernels/float_adm.cl")),
+    ("vif", include_str!("../../kernels/vif.cl")),
+    ("float_vif", include_str!("../../kernels/float_vif.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 
@@ -118,7 +120,7 @@ mod tests {
         // The line after the include keeps its number in psnr.cl.
         let include_line = FAMILIES[0].1.lines().position(|l| l.starts_with("#include")).unwrap() + 1;
         assert!(src.contains(&format!("#line {} \"psnr.cl\"", include_line + 1)));
-        assert!(source("vif").unwrap_err().to_string().contains("kernels/vif.cl"));
+        assert!(source("no_such").unwrap_err().to_string().contains("kernels/no_such.cl"));
     }
 
     #[test]

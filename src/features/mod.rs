@@ -15,6 +15,7 @@ pub mod sums;
 pub mod psnr_hvs;
 pub mod seqsum;
 pub mod ssimulacra2;
+pub mod vif;
 
 use crate::backend::gpu::Gpu;
 use crate::fixture::{Frame, Geometry, LoadedFixture};
@@ -86,6 +87,7 @@ static IMPLEMENTATIONS: &[&FeatureImpl] =
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &cambi::CAMBI];
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &ssimulacra2::SSIMULACRA2];
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &adm::ADM, &adm::FLOAT_ADM];
+    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &vif::VIF, &vif::FLOAT_VIF];
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {

@@ -1,0 +1,280 @@
+/*
+ * float_vif family: `float_vif` (contracts: FLOAT_VIF_PRESCALE,
+ * FLOAT_VIF_VERTICAL, FLOAT_VIF_HORIZONTAL and FLOAT_VIF_ROWS in
+ * src/features/vif/gpu_float.rs). Every float operation of libvmaf's
+ * float_vif.c / vif.c / vif_tools.c in its order and precision, each
+ * rounded on its own (ADD_RN/MUL_RN, never fused), the double ones in
+ * double, so each pixel's values are the CPU reference's bits
+ * (src/features/vif/float.rs); the sums libvmaf makes in order (each row,
+ * then the rows) are made in that order too.
+ */
+#include "ulp.h"
+
+/* f32 division correctly rounded on every device: the quotient in double
+ * (IEEE: correctly rounded wherever doubles exist), then rounded to f32.
+ * Rounding twice is innocuous for division when the wider format has at
+ * least 2 · 24 + 2 bits (53 >= 50), so this is a / b rounded once, what
+ * libvmaf's f32 division gives; a device's own f32 division may be
+ * approximate (OpenCL without -cl-fp32-correctly-rounded-divide-sqrt). */
+#define FVIF_DIV(a, b) ((float)((double)(a) / (double)(b)))
+
+/* vif_tools.c's border rule for the float filters: -i above, 2n - i - 2
+ * below; clamped after (the host refuses pictures where it matters). */
+FUNC int fvif_mirror(int i, int n)
+{
+    const int m = i < 0 ? -i : (i >= n ? 2 * n - i - 2 : i);
+    return m < 0 ? 0 : (m >= n ? n - 1 : m);
+}
+
+FUNC ulp_u32 fvif_bits(float f)
+{
+    union {
+        float f;
+        ulp_u32 u;
+    } v;
+    v.f = f;
+    return v.u;
+}
+
+FUNC float fvif_float(ulp_u32 u)
+{
+    union {
+        float f;
+        ulp_u32 u;
+    } v;
+    v.u = u;
+    return v.f;
+}
+
+/* Sample i of a picture as float_vif sees it: picture_copy's
+ * `v / scaler - 128` from 1-byte (format 0) or u16 (format 1) samples, or
+ * an f32 picture (format 2). `inv` is 1 / scaler: scalers are powers of
+ * two, so v * inv is exactly v / scaler (8-bit: 1, a no-op). */
+FUNC float fvif_sample(GLOBAL const ulp_u32 *plane, ulp_u32 i, ulp_u32 format, float inv)
+{
+    if (format == 0)
+        return SUB_RN((float)((GLOBAL const ulp_u8 *)plane)[i], 128.0f);
+    if (format == 1)
+        return SUB_RN(MUL_RN((float)((GLOBAL const ulp_u16 *)plane)[i], inv), 128.0f);
+    return fvif_float(plane[i]);
+}
+
+/* float_vif_prescale: vif_scale_frame_s. Work item (x, y, p) writes pixel
+ * (x, y) of the dw x dh picture p (0: reference, 1: distorted) from the
+ * sw-wide source, combining source samples with the per-column and per-row
+ * tables (table: cols' indices [dw * tx], cols' weights as f32 bits
+ * [dw * tx], rows' indices [dh * ty], rows' weights [dh * ty]) as the
+ * method does: 0 nearest (the one sample), 1 bilinear (Σ (wy · wx) · s in
+ * row-major order, the first term not added to 0), 2 bicubic (v = 0;
+ * v += s · (wx · wy)), 3 lanczos4 (sum += wx · wy; v += s · (wx · wy);
+ * v / sum). */
+KERNEL float_vif_prescale(GLOBAL const ulp_u32 *src_ref, GLOBAL const ulp_u32 *src_dis, GLOBAL const ulp_u32 *table,
+                          GLOBAL ulp_u32 *dst_ref, GLOBAL ulp_u32 *dst_dis, ulp_u32 sw, ulp_u32 dw, ulp_u32 dh,
+                          ulp_u32 tx, ulp_u32 ty, ulp_u32 method, ulp_u32 format, float inv)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1), p = GLOBAL_ID(2);
+    if (x >= dw || y >= dh)
+        return;
+    GLOBAL const ulp_u32 *src = p == 0 ? src_ref : src_dis;
+    GLOBAL const ulp_u32 *ci = table + x * tx;
+    GLOBAL const ulp_u32 *cw = table + dw * tx + x * tx;
+    GLOBAL const ulp_u32 *ri = table + 2 * dw * tx + y * ty;
+    GLOBAL const ulp_u32 *rw = table + 2 * dw * tx + dh * ty + y * ty;
+    float v;
+    if (method == 0) {
+        v = fvif_sample(src, ri[0] * sw + ci[0], format, inv);
+    } else if (method == 1) {
+        v = 0.0f;
+        for (ulp_u32 j = 0; j < 2; j++)
+            for (ulp_u32 i = 0; i < 2; i++) {
+                const float t = MUL_RN(MUL_RN(fvif_float(rw[j]), fvif_float(cw[i])),
+                                       fvif_sample(src, ri[j] * sw + ci[i], format, inv));
+                v = (i | j) == 0 ? t : ADD_RN(v, t);
+            }
+    } else if (method == 2) {
+        v = 0.0f;
+        for (ulp_u32 j = 0; j < 4; j++)
+            for (ulp_u32 i = 0; i < 4; i++)
+                v = ADD_RN(v, MUL_RN(fvif_sample(src, ri[j] * sw + ci[i], format, inv),
+                                     MUL_RN(fvif_float(cw[i]), fvif_float(rw[j]))));
+    } else {
+        float sum = 0.0f;
+        v = 0.0f;
+        for (ulp_u32 j = 0; j < 9; j++)
+            for (ulp_u32 i = 0; i < 9; i++) {
+                const float wt = MUL_RN(fvif_float(cw[i]), fvif_float(rw[j]));
+                sum = ADD_RN(sum, wt);
+                v = ADD_RN(v, MUL_RN(fvif_sample(src, ri[j] * sw + ci[i], format, inv), wt));
+            }
+        v = FVIF_DIV(v, sum);
+    }
+    (p == 0 ? dst_ref : dst_dis)[y * dw + x] = fvif_bits(v);
+}
+
+/* float_vif_vertical: the vertical passes of one scale. Work item (x, y)
+ * of a w x h picture sums, acc = 0 then acc += f[k] · v for each tap k of
+ * taps[tap0 .. tap0 + width) in order over rows mirror(y - width / 2 + k),
+ * v = r, d, r · r, d · d and r · d (vif_filter1d_s, _sq_s, _xy_s), and
+ * writes the five f32 sums to vsum[q * w * h + y * w + x]. On even rows
+ * y < 2 (h / 2), when sub_width > 0, it also sums taps[sub_tap0 .. +
+ * sub_width) over r and d the same way into vsub[q * w * (h / 2) + (y / 2)
+ * * w + x] (the next scale's vif_filter1d_s before vif_dec2_s). */
+KERNEL float_vif_vertical(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
+                          GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format, float inv,
+                          ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    if (x >= w || y >= h)
+        return;
+    const ulp_u32 plane = w * h;
+    const int hw = (int)(width / 2);
+    float mu1 = 0.0f, mu2 = 0.0f, xx = 0.0f, yy = 0.0f, xy = 0.0f;
+    for (ulp_u32 k = 0; k < width; k++) {
+        const ulp_u32 i = (ulp_u32)fvif_mirror((int)y - hw + (int)k, (int)h) * w + x;
+        const float c = taps[tap0 + k];
+        const float a = fvif_sample(ref, i, format, inv), b = fvif_sample(dis, i, format, inv);
+        mu1 = ADD_RN(mu1, MUL_RN(c, a));
+        mu2 = ADD_RN(mu2, MUL_RN(c, b));
+        xx = ADD_RN(xx, MUL_RN(c, MUL_RN(a, a)));
+        yy = ADD_RN(yy, MUL_RN(c, MUL_RN(b, b)));
+        xy = ADD_RN(xy, MUL_RN(c, MUL_RN(a, b)));
+    }
+    const ulp_u32 o = y * w + x;
+    vsum[o] = mu1;
+    vsum[plane + o] = mu2;
+    vsum[2 * plane + o] = xx;
+    vsum[3 * plane + o] = yy;
+    vsum[4 * plane + o] = xy;
+    if (sub_width > 0 && (y & 1u) == 0 && y / 2 < h / 2) {
+        const int sub_half = (int)(sub_width / 2);
+        float sr = 0.0f, sd = 0.0f;
+        for (ulp_u32 k = 0; k < sub_width; k++) {
+            const ulp_u32 i = (ulp_u32)fvif_mirror((int)y - sub_half + (int)k, (int)h) * w + x;
+            const float c = taps[sub_tap0 + k];
+            sr = ADD_RN(sr, MUL_RN(c, fvif_sample(ref, i, format, inv)));
+            sd = ADD_RN(sd, MUL_RN(c, fvif_sample(dis, i, format, inv)));
+        }
+        vsub[(y / 2) * w + x] = sr;
+        vsub[w * (h / 2) + (y / 2) * w + x] = sd;
+    }
+}
+
+/* vif_tools.c log2f_approx: the exponent plus a degree-8 polynomial of the
+ * mantissa (coefficients poly[0..9], Horner's rule in f32). */
+FUNC float fvif_log2(float x, GLOBAL const float *poly)
+{
+    if (x == 0.0f)
+        return fvif_float(0xff800000u); /* -inf */
+    if (x < 0.0f)
+        return fvif_float(0x7fc00000u); /* NaN */
+    const ulp_u32 bits = fvif_bits(x);
+    const float remain = fvif_float((bits & 0x007FFFFFu) | 0x3F800000u);
+    const float log_base = (float)((int)((bits & 0x7F800000u) >> 23) - 127);
+    const float t = SUB_RN(remain, 1.0f);
+    float var = 0.0f;
+    for (int i = 0; i < 9; i++)
+        var = ADD_RN(MUL_RN(var, t), poly[i]);
+    return ADD_RN(log_base, var);
+}
+
+/* float_vif_horizontal: the horizontal passes and vif_statistic_s's
+ * per-pixel values of one scale. Work item (x, y) sums acc = 0, acc +=
+ * f[k] · vsum_q[y][mirror(x - width / 2 + k)] in tap order for the five
+ * planes, then computes (num_val, den_val) exactly as vif_statistic_s
+ * ('matching_matlab'; dparams[0] = vif_sigma_nsq as a double; gain_limit
+ * and sigma_max_inv as libvmaf's floats; poly: log2f_approx's 9
+ * coefficients) and writes them to stat[y * w + x] and stat[w * h + y * w
+ * + x]. When sub_width > 0, at even x < 2 (w / 2) and even y < 2 (h / 2)
+ * it also filters row y / 2 of vsub's two planes horizontally (the same
+ * order) and writes next_ref / next_dis[(y / 2) * (w / 2) + x / 2]. */
+KERNEL float_vif_horizontal(GLOBAL const float *vsum, GLOBAL const float *vsub, GLOBAL const float *taps,
+                            GLOBAL const double *dparams, GLOBAL float *stat, GLOBAL float *next_ref,
+                            GLOBAL float *next_dis, ulp_u32 w, ulp_u32 h, ulp_u32 tap0, ulp_u32 width,
+                            ulp_u32 sub_tap0, ulp_u32 sub_width, float gain_limit, float sigma_max_inv)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    if (x >= w || y >= h)
+        return;
+    const ulp_u32 plane = w * h;
+    const int hw = (int)(width / 2);
+    float f[5];
+    for (int q = 0; q < 5; q++)
+        f[q] = 0.0f;
+    for (ulp_u32 k = 0; k < width; k++) {
+        const ulp_u32 i = y * w + (ulp_u32)fvif_mirror((int)x - hw + (int)k, (int)w);
+        const float c = taps[tap0 + k];
+        for (int q = 0; q < 5; q++)
+            f[q] = ADD_RN(f[q], MUL_RN(c, vsum[(ulp_u32)q * plane + i]));
+    }
+    const double sigma_nsq = dparams[0];
+    const float eps = 1.0e-10f;
+    const float mu1 = f[0], mu2 = f[1];
+    float sigma1_sq = SUB_RN(f[2], MUL_RN(mu1, mu1));
+    float sigma2_sq = SUB_RN(f[3], MUL_RN(mu2, mu2));
+    const float sigma12 = SUB_RN(f[4], MUL_RN(mu1, mu2));
+    sigma1_sq = sigma1_sq > 0.0f ? sigma1_sq : 0.0f;
+    sigma2_sq = sigma2_sq > 0.0f ? sigma2_sq : 0.0f;
+    float g = FVIF_DIV(sigma12, ADD_RN(sigma1_sq, eps));
+    float sv_sq = SUB_RN(sigma2_sq, MUL_RN(g, sigma12));
+    if (sigma1_sq < eps) {
+        g = 0.0f;
+        sv_sq = sigma2_sq;
+        sigma1_sq = 0.0f;
+    }
+    if (sigma2_sq < eps) {
+        g = 0.0f;
+        sv_sq = 0.0f;
+    }
+    if (g < 0.0f) {
+        sv_sq = sigma2_sq;
+        g = 0.0f;
+    }
+    sv_sq = sv_sq > eps ? sv_sq : eps;
+    g = g < gain_limit ? g : gain_limit;
+    const double num_arg = 1.0 + (double)MUL_RN(MUL_RN(g, g), sigma1_sq) / ((double)sv_sq + sigma_nsq);
+    const double den_arg = 1.0 + (double)sigma1_sq / sigma_nsq;
+    GLOBAL const float *poly = taps + 256;
+    float num_val = fvif_log2((float)num_arg, poly);
+    float den_val = fvif_log2((float)den_arg, poly);
+    if (sigma12 < 0.0f)
+        num_val = 0.0f;
+    if ((double)sigma1_sq < sigma_nsq) {
+        num_val = SUB_RN(1.0f, MUL_RN(sigma2_sq, sigma_max_inv));
+        den_val = 1.0f;
+    }
+    stat[y * w + x] = num_val;
+    stat[plane + y * w + x] = den_val;
+    if (sub_width > 0 && ((x | y) & 1u) == 0 && x / 2 < w / 2 && y / 2 < h / 2) {
+        const int sub_half = (int)(sub_width / 2);
+        const ulp_u32 sub_plane = w * (h / 2);
+        float sr = 0.0f, sd = 0.0f;
+        for (ulp_u32 k = 0; k < sub_width; k++) {
+            const ulp_u32 i = (y / 2) * w + (ulp_u32)fvif_mirror((int)x - sub_half + (int)k, (int)w);
+            const float c = taps[sub_tap0 + k];
+            sr = ADD_RN(sr, MUL_RN(c, vsub[i]));
+            sd = ADD_RN(sd, MUL_RN(c, vsub[sub_plane + i]));
+        }
+        next_ref[(y / 2) * (w / 2) + x / 2] = sr;
+        next_dis[(y / 2) * (w / 2) + x / 2] = sd;
+    }
+}
+
+/* float_vif_rows: vif_statistic_s's sums. Work item y < h adds row y's
+ * num_val and den_val (stat's two planes) in column order, in f32 from 0,
+ * and writes them to rows[2 * y] and rows[2 * y + 1]; the host adds the
+ * rows in order. */
+KERNEL float_vif_rows(GLOBAL const float *stat, GLOBAL float *rows, ulp_u32 w, ulp_u32 h)
+{
+    const ulp_u32 y = GLOBAL_ID(0);
+    if (y >= h)
+        return;
+    GLOBAL const float *num = stat + y * w;
+    GLOBAL const float *den = stat + w * h + y * w;
+    float n = 0.0f, d = 0.0f;
+    for (ulp_u32 x = 0; x < w; x++) {
+        n = ADD_RN(n, num[x]);
+        d = ADD_RN(d, den[x]);
+    }
+    rows[2 * y] = n;
+    rows[2 * y + 1] = d;
+}
