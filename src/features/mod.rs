@@ -8,6 +8,7 @@ pub mod moment;
 pub mod options;
 pub mod picture;
 pub mod psnr;
+pub mod ssim;
 
 use crate::backend::gpu::Gpu;
 use crate::fixture::{Frame, Geometry, LoadedFixture};
@@ -74,7 +75,14 @@ pub fn takes_any_geometry(_: &Geometry, _: &Options) -> Option<String> {
 
 /// Every feature this build implements. One line per feature: families add
 /// theirs without touching each other's.
-static IMPLEMENTATIONS: &[&FeatureImpl] = &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR];
+static IMPLEMENTATIONS: &[&FeatureImpl] = &[
+    &psnr::PSNR,
+    &psnr::FLOAT_PSNR,
+    &moment::FLOAT_MOMENT,
+    &ansnr::FLOAT_ANSNR,
+    &ssim::FLOAT_SSIM,
+    &ssim::FLOAT_MS_SSIM,
+];
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {
