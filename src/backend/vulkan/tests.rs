@@ -255,6 +255,9 @@ fn gpu_twins_match_the_cpu_reference_bit_for_bit() {
         for imp in features::implementations() {
             let Some(gpu_factory) = imp.gpu else { continue };
             let options = FeatureOptions::new();
+            if (imp.refuses)(&fx.geometry, &options).is_some() {
+                continue; // libvmaf takes no such input (float_ms_ssim below 176x176)
+            }
             let cpu = run_extractor((imp.cpu)(&fx.geometry, &options).unwrap(), fx, &|| {}).unwrap();
             let ext = gpu_factory(gpu.clone(), &fx.geometry, &options).unwrap();
             let vk = run_extractor(ext, fx, &|| {}).unwrap();

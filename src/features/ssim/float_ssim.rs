@@ -3,13 +3,17 @@
 
 use super::core::{SsimScratch, Sums, Want, iqa_ssim, mean};
 use super::filter::{DecimateScratch, decimate, decimated_dims, decimation_reads_outside};
+use super::gpu::{Metric, Plan, SsimGpu};
 use super::{Options, db};
+use crate::backend::gpu::Gpu;
 use crate::features::Extractor;
+use crate::features::gpu::GpuExtractor;
 use crate::features::options::{self, OptValue, OptionDef};
 use crate::features::picture::float_plane_into;
 use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
 use anyhow::Result;
+use std::sync::Arc;
 
 /// float_ssim.c's option table.
 pub static OPTIONS: &[OptionDef] = &[
@@ -114,6 +118,35 @@ pub fn record(config: &Config, max_db: f64, ssim: f32, lcs: [f32; 3], index: usi
 pub fn means(sums: &Sums) -> (f32, [f32; 3]) {
     let m = |v| mean(v, sums.pixels);
     (m(sums.ssim), [m(sums.l), m(sums.c), m(sums.s)])
+}
+
+/// The GPU pipeline: the luma, decimated at the scale when it is above 1,
+/// and one map with float_ssim's metrics.
+pub fn gpu_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+    let config = Config::options(options)?;
+    if let Some(why) = refuses(geometry, options) {
+        anyhow::bail!("float_ssim: {why}");
+    }
+    let (w, h) = geometry.plane_dims(0);
+    let f = config.scale(w, h);
+    let mut levels = vec![(w, h)];
+    let taps = if f > 1 {
+        levels.push(decimated_dims(w, h, f));
+        vec![1.0f32 / (f * f) as f32; f * f]
+    } else {
+        Vec::new()
+    };
+    let metrics = if config.lcs { vec![Metric::Ssim, Metric::L, Metric::C, Metric::S] } else { vec![Metric::Ssim] };
+    let plan = Plan { maps: vec![(levels.len() - 1, metrics)], levels, factor: f, k: f, taps };
+    let max_db = super::max_db(config.clip_db, geometry);
+    let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {
+        let [ssim, l, c, s] = means[0];
+        let ssim = ssim.ok_or_else(|| anyhow::anyhow!("no SSIM mean"))?;
+        record(&config, max_db, ssim, [l, c, s].map(|v| v.unwrap_or(0.0)), index, out);
+        Ok(())
+    };
+    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, Box::new(record))?;
+    GpuExtractor::boxed(gpu, pipeline)
 }
 
 /// The CPU reference.

@@ -8,9 +8,11 @@
 pub mod core;
 pub mod filter;
 pub mod float_ssim;
+pub mod gpu;
 pub mod ms_ssim;
 #[cfg(target_arch = "x86_64")]
 mod simd;
+pub mod sums;
 pub mod tables;
 
 use super::{FeatureImpl, Options};
@@ -21,8 +23,8 @@ pub static FLOAT_SSIM: FeatureImpl = FeatureImpl {
     options: float_ssim::OPTIONS,
     metrics: float_ssim::metrics,
     cpu: |geometry, options| Ok(Box::new(float_ssim::FloatSsimCpu::new(geometry, options)?)),
-    gpu: None,
-    kernels: &[],
+    gpu: Some(float_ssim::gpu_extractor),
+    kernels: &gpu::KERNELS,
     temporal: false,
     refuses: float_ssim::refuses,
 };
@@ -32,8 +34,8 @@ pub static FLOAT_MS_SSIM: FeatureImpl = FeatureImpl {
     options: ms_ssim::OPTIONS,
     metrics: ms_ssim::metrics,
     cpu: |geometry, options| Ok(Box::new(ms_ssim::MsSsimCpu::new(geometry, options)?)),
-    gpu: None,
-    kernels: &[],
+    gpu: Some(ms_ssim::gpu_extractor),
+    kernels: &gpu::KERNELS,
     temporal: false,
     refuses: ms_ssim::refuses,
 };

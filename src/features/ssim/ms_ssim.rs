@@ -4,14 +4,18 @@
 
 use super::core::{SsimScratch, Sums, Want, iqa_ssim, mean};
 use super::filter::{DecimateScratch, decimate, decimated_dims};
+use super::gpu::{Metric, Plan, SsimGpu};
 use super::tables::{ALPHAS, BETAS, GAMMAS, LPF, LPF_LEN, SCALES, WINDOW};
 use super::{Options, db};
+use crate::backend::gpu::Gpu;
 use crate::features::Extractor;
+use crate::features::gpu::GpuExtractor;
 use crate::features::options::{self, OptionDef};
 use crate::features::picture::float_plane_into;
 use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
 use anyhow::{Result, bail};
+use std::sync::Arc;
 
 /// float_ms_ssim.c's option table.
 pub static OPTIONS: &[OptionDef] =
@@ -117,6 +121,31 @@ pub fn record(config: &Config, max_db: f64, means: &[[f32; 3]; SCALES], index: u
 /// ms_ssim.c's low-pass filter as the row-major 81 taps `_iqa_decimate` reads.
 pub fn lpf_taps() -> Vec<f32> {
     LPF.iter().flatten().copied().collect()
+}
+
+/// The GPU pipeline: the 5-level pyramid and one map per level with the
+/// l, c and s metrics.
+pub fn gpu_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+    let config = Config::options(options)?;
+    if let Some(why) = refuses(geometry, options) {
+        bail!("float_ms_ssim: {why}");
+    }
+    let (w, h) = geometry.plane_dims(0);
+    let levels = level_dims(w, h).to_vec();
+    let maps = (0..SCALES).map(|k| (k, vec![Metric::L, Metric::C, Metric::S])).collect();
+    let plan = Plan { levels, factor: 2, k: LPF_LEN, taps: lpf_taps(), maps };
+    let max_db = super::max_db(config.clip_db, geometry);
+    let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {
+        let mut lcs = [[0f32; 3]; SCALES];
+        for (scale, m) in lcs.iter_mut().zip(means) {
+            for (v, got) in scale.iter_mut().zip(&m[1..]) {
+                *v = got.ok_or_else(|| anyhow::anyhow!("a scale's mean is missing"))?;
+            }
+        }
+        record(&config, max_db, &lcs, index, out)
+    };
+    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, Box::new(record))?;
+    GpuExtractor::boxed(gpu, pipeline)
 }
 
 /// The CPU reference.
