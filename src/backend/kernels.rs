@@ -23,6 +23,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("float_adm", include_str!("../../kernels/float_adm.cl")),
     ("vif", include_str!("../../kernels/vif.cl")),
     ("float_vif", include_str!("../../kernels/float_vif.cl")),
+    ("ssim", include_str!("../../kernels/ssim.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 

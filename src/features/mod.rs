@@ -16,6 +16,7 @@ pub mod psnr_hvs;
 pub mod seqsum;
 pub mod ssimulacra2;
 pub mod vif;
+pub mod ssim;
 
 use crate::backend::gpu::Gpu;
 use crate::fixture::{Frame, Geometry, LoadedFixture};
@@ -88,6 +89,14 @@ static IMPLEMENTATIONS: &[&FeatureImpl] =
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &ssimulacra2::SSIMULACRA2];
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &adm::ADM, &adm::FLOAT_ADM];
     &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &vif::VIF, &vif::FLOAT_VIF];
+static IMPLEMENTATIONS: &[&FeatureImpl] = &[
+    &psnr::PSNR,
+    &psnr::FLOAT_PSNR,
+    &moment::FLOAT_MOMENT,
+    &ansnr::FLOAT_ANSNR,
+    &ssim::FLOAT_SSIM,
+    &ssim::FLOAT_MS_SSIM,
+];
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {

@@ -259,6 +259,7 @@ fn gpu_twins_match_the_cpu_reference_bit_for_bit() {
             // on every backend; tests/adm.rs covers that.
             if (imp.refuses)(&fx.geometry, &options).is_some() {
                 continue;
+                continue; // libvmaf takes no such input (float_ms_ssim below 176x176)
             }
             let cpu = run_extractor((imp.cpu)(&fx.geometry, &options).unwrap(), fx, &|| {}).unwrap();
             let ext = gpu_factory(gpu.clone(), &fx.geometry, &options).unwrap();

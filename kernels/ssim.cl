@@ -1,0 +1,277 @@
+/*
+ * ssim family: `float_ssim` and `float_ms_ssim` (contracts: the SSIM_*
+ * KernelSpecs in src/features/ssim/gpu.rs; the GLSL/WGSL twins in
+ * shaders/ssim_*). libvmaf's iqa arithmetic in the CPU reference's order
+ * (src/features/ssim/): float products (MUL_RN), double sums, and the
+ * divisions and square root correctly rounded, each operation rounded on
+ * its own (no FMA), so results are bit-identical.
+ */
+#include "ulp.h"
+
+#if defined(__CUDACC__)
+#define SSIM_DADD(a, b) __dadd_rn((a), (b))
+#define SSIM_DMUL(a, b) __dmul_rn((a), (b))
+#define SSIM_DDIV(a, b) __ddiv_rn((a), (b))
+#define SSIM_DSQRT(a) __dsqrt_rn(a)
+#define SSIM_FLOAT_BITS(f) __float_as_uint(f)
+#define SSIM_BITS_FLOAT(u) __uint_as_float(u)
+#define SSIM_FABS(d) fabs(d)
+#else
+/* OpenCL: double + * / and sqrt are correctly rounded (OpenCL C 1.2,
+ * 7.4), and FP_CONTRACT is off (ulp.h). */
+#define SSIM_DADD(a, b) ((a) + (b))
+#define SSIM_DMUL(a, b) ((a) * (b))
+#define SSIM_DDIV(a, b) ((a) / (b))
+#define SSIM_DSQRT(a) sqrt(a)
+#define SSIM_FLOAT_BITS(f) as_uint(f)
+#define SSIM_BITS_FLOAT(u) as_float(u)
+#define SSIM_FABS(d) fabs(d)
+#endif
+
+/* ---------------------------------------------------------------------
+ * ssim_convert: picture_copy.c with offset 0 for both lumas: (float)v, or
+ * v / scaler as v * inv_scaler (a power of two: the same bits).
+ * --------------------------------------------------------------------- */
+KERNEL ssim_convert(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *pictures, ulp_u32 width,
+                    ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    if (x >= width || y >= height)
+        return;
+    const ulp_u32 i = y * width + x;
+    pictures[i] = MUL_RN((float)ulp_sample(ref, i, bytes_per_sample), inv_scaler);
+    pictures[width * height + i] = MUL_RN((float)ulp_sample(dis, i, bytes_per_sample), inv_scaler);
+}
+
+/* KBND_SYMMETRIC (iqa/convolve.c), clamped afterwards. */
+FUNC int ssim_mirror(int i, int n)
+{
+    const int m = i < 0 ? -1 - i : (i >= n ? 2 * n - i - 1 : i);
+    return m < 0 ? 0 : (m >= n ? n - 1 : m);
+}
+
+/* ---------------------------------------------------------------------
+ * ssim_decimate: iqa/decimate.c _iqa_decimate + _iqa_filter_pixel (scale
+ * 1) for picture z: the k x k window at (x * factor, y * factor) from
+ * -k/2, mirrored, sum += (double)(sample * tap) rows then columns.
+ * --------------------------------------------------------------------- */
+KERNEL ssim_decimate(GLOBAL const float *src, GLOBAL float *dst, GLOBAL const float *taps, ulp_u32 width,
+                     ulp_u32 height, ulp_u32 out_width, ulp_u32 out_height, ulp_u32 factor, ulp_u32 k)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1), z = GLOBAL_ID(2);
+    if (x >= out_width || y >= out_height)
+        return;
+    const int w = (int)width, h = (int)height, kk = (int)k, uc = kk / 2;
+    const ulp_u32 base = z * width * height;
+    const int cx = (int)(x * factor) - uc, cy = (int)(y * factor) - uc;
+    double sum = 0.0;
+    for (int v = 0; v < kk; v++) {
+        const ulp_u32 row = base + (ulp_u32)ssim_mirror(cy + v, h) * width;
+        for (int u = 0; u < kk; u++)
+            sum = SSIM_DADD(sum, (double)MUL_RN(src[row + (ulp_u32)ssim_mirror(cx + u, w)], taps[v * kk + u]));
+    }
+    dst[z * out_width * out_height + y * out_width + x] = (float)sum;
+}
+
+/* ---------------------------------------------------------------------
+ * ssim_horizontal: _iqa_convolve's horizontal pass (IQA_CONVOLVE_1D) over
+ * the five pictures r, d, r*r, d*d, r*d (products rounded to float):
+ * plane p, row y, column x < width - 10: sum_t (double)(pic[y][x+t] *
+ * taps[t]), t = 0..11 in order.
+ * --------------------------------------------------------------------- */
+KERNEL ssim_horizontal(GLOBAL const float *pictures, GLOBAL const float *taps, GLOBAL float *planes, ulp_u32 width,
+                       ulp_u32 height)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    const ulp_u32 mw = width - 10u;
+    if (x >= mw || y >= height)
+        return;
+    const ulp_u32 r0 = y * width + x, d0 = width * height + r0;
+    double s[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+    for (ulp_u32 t = 0; t < 11u; t++) {
+        const float k = taps[t], r = pictures[r0 + t], d = pictures[d0 + t];
+        const float v[5] = {r, d, MUL_RN(r, r), MUL_RN(d, d), MUL_RN(r, d)};
+#pragma unroll
+        for (int p = 0; p < 5; p++)
+            s[p] = SSIM_DADD(s[p], (double)MUL_RN(v[p], k));
+    }
+    const ulp_u32 plane = mw * height, o = y * mw + x;
+#pragma unroll
+    for (int p = 0; p < 5; p++)
+        planes[p * plane + o] = (float)s[p];
+}
+
+/* a / b correctly rounded (ties to even): the dialects' divisions are. */
+FUNC double ssim_div(double a, double b)
+{
+    return SSIM_DDIV(a, b);
+}
+
+/* ---------------------------------------------------------------------
+ * ssim_vertical: _iqa_convolve's vertical pass over the five horizontal
+ * planes, then _iqa_ssim's default-path terms of the pixel (core.rs
+ * pixel_terms), written for each metric of mask (bit 0: l*c*s, 1: l, 2:
+ * c, 3: s) at terms[terms_offset + k * n + y * width + x].
+ * --------------------------------------------------------------------- */
+KERNEL ssim_vertical(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms, ulp_u32 width,
+                     ulp_u32 rows, ulp_u32 mask, ulp_u32 terms_offset, float c1, float c2, float c3)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    if (x >= width || y >= rows)
+        return;
+    const ulp_u32 plane = width * (rows + 10u);
+    float f[5];
+#pragma unroll
+    for (int p = 0; p < 5; p++) {
+        double sum = 0.0;
+        const ulp_u32 base = (ulp_u32)p * plane + y * width + x;
+        for (ulp_u32 t = 0; t < 11u; t++)
+            sum = SSIM_DADD(sum, (double)MUL_RN(planes[base + t * width], taps[t]));
+        f[p] = (float)sum;
+    }
+    const float mu1 = f[0], mu2 = f[1];
+    float s11 = SUB_RN(f[2], MUL_RN(mu1, mu1));
+    float s22 = SUB_RN(f[3], MUL_RN(mu2, mu2));
+    s11 = 0.0f > s11 ? 0.0f : s11;
+    s22 = 0.0f > s22 ? 0.0f : s22;
+    const float s12 = SUB_RN(f[4], MUL_RN(mu1, mu2));
+    /* (float)sqrt((double)p) in C: the correctly rounded float root. */
+    const float srsc = (float)SSIM_DSQRT((double)MUL_RN(s11, s22));
+    const float l_den = ADD_RN(ADD_RN(MUL_RN(mu1, mu1), MUL_RN(mu2, mu2)), c1);
+    const double l = ssim_div(SSIM_DADD(SSIM_DMUL(SSIM_DMUL(2.0, (double)mu1), (double)mu2), (double)c1), (double)l_den);
+    const float c_den = ADD_RN(ADD_RN(s11, s22), c2);
+    const double c = ssim_div(SSIM_DADD(SSIM_DMUL(2.0, (double)srsc), (double)c2), (double)c_den);
+    const float clamped = (s12 < 0.0f && srsc <= 0.0f) ? 0.0f : s12;
+    /* A float division as a correctly rounded double one, rounded to float:
+     * the same value (53 >= 2 * 24 + 2). */
+    const double s = (double)(float)ssim_div((double)ADD_RN(clamped, c3), (double)ADD_RN(srsc, c3));
+    const ulp_u32 n = width * rows;
+    ulp_u32 o = terms_offset + y * width + x;
+    if (mask & 1u) {
+        terms[o] = SSIM_DMUL(SSIM_DMUL(l, c), s);
+        o += n;
+    }
+    if (mask & 2u) {
+        terms[o] = l;
+        o += n;
+    }
+    if (mask & 4u) {
+        terms[o] = c;
+        o += n;
+    }
+    if (mask & 8u)
+        terms[o] = s;
+}
+
+/* ---------------------------------------------------------------------
+ * ssim_rows: per map row y and metric m (GLOBAL_ID 0 and 1), the row's sum
+ * of terms, of their magnitudes, and of (n - i) * |term_i|, in raster
+ * order, at partials[partials_offset + 3 * (m * rows + y)].
+ * --------------------------------------------------------------------- */
+KERNEL ssim_rows(GLOBAL const double *terms, GLOBAL double *partials, ulp_u32 width, ulp_u32 rows,
+                 ulp_u32 terms_offset, ulp_u32 partials_offset)
+{
+    const ulp_u32 y = GLOBAL_ID(0), m = GLOBAL_ID(1);
+    if (y >= rows)
+        return;
+    const ulp_u32 n = width * rows, first = y * width, at = terms_offset + m * n + first;
+    double sum = 0.0, mag = 0.0, weighted = 0.0;
+    for (ulp_u32 x = 0; x < width; x++) {
+        const double p = terms[at + x], a = SSIM_FABS(p);
+        sum = SSIM_DADD(sum, p);
+        mag = SSIM_DADD(mag, a);
+        weighted = SSIM_DADD(weighted, SSIM_DMUL((double)(n - first - x), a));
+    }
+    const ulp_u32 o = partials_offset + 3u * (m * rows + y);
+    partials[o] = sum;
+    partials[o + 1u] = mag;
+    partials[o + 2u] = weighted;
+}
+
+/* ---------------------------------------------------------------------
+ * ssim_total: work group e adds metric entry e's row partials (each work
+ * item its rows in order, then a tree), checks that the float mean is the
+ * same anywhere within 4 x the host's error bound of the sum, and when it
+ * is not, adds the terms one after the other in raster order as libvmaf
+ * does. results[5 e ..] = sum, magnitudes, weighted, exact sum, flag.
+ * --------------------------------------------------------------------- */
+#define SSIM_TOTAL_WG 256
+#define SSIM_CHUNK 1024
+
+/* Whether every value in [t - e, t + e] divided by n rounds to one float
+ * (strictly between the midpoints around float(t / n)). */
+FUNC int ssim_one_float(double t, double e, double n)
+{
+    const double lo = SSIM_DDIV(t - e, n), hi = SSIM_DDIV(t + e, n);
+    const float f = (float)SSIM_DDIV(t, n);
+    if (f == 0.0f || isinf(f) || isnan(f))
+        return 0;
+    const ulp_u32 b = SSIM_FLOAT_BITS(f);
+    const double m1 = SSIM_DMUL(SSIM_DADD((double)f, (double)SSIM_BITS_FLOAT(b + 1u)), 0.5);
+    const double m2 = SSIM_DMUL(SSIM_DADD((double)f, (double)SSIM_BITS_FLOAT(b - 1u)), 0.5);
+    const double mlo = m1 < m2 ? m1 : m2, mhi = m1 < m2 ? m2 : m1;
+    return mlo < lo && hi < mhi;
+}
+
+KERNEL ssim_total(GLOBAL const double *terms, GLOBAL const double *partials, GLOBAL const ulp_u32 *entries,
+                  GLOBAL double *results, ulp_u32 count)
+{
+    LOCAL double red[3 * SSIM_TOTAL_WG];
+    LOCAL double chunk[SSIM_CHUNK];
+    LOCAL ulp_u32 exact;
+    const ulp_u32 e = GROUP_ID(0), lid = LOCAL_ID(0);
+    if (e >= count)
+        return; /* uniform over the group */
+    const ulp_u32 terms_at = entries[4u * e], rows_at = entries[4u * e + 1u];
+    const ulp_u32 width = entries[4u * e + 2u], rows = entries[4u * e + 3u];
+    double s = 0.0, a = 0.0, w = 0.0;
+    for (ulp_u32 r = lid; r < rows; r += SSIM_TOTAL_WG) {
+        s = SSIM_DADD(s, partials[rows_at + 3u * r]);
+        a = SSIM_DADD(a, partials[rows_at + 3u * r + 1u]);
+        w = SSIM_DADD(w, partials[rows_at + 3u * r + 2u]);
+    }
+    red[lid] = s;
+    red[SSIM_TOTAL_WG + lid] = a;
+    red[2 * SSIM_TOTAL_WG + lid] = w;
+    BARRIER();
+    for (ulp_u32 stride = SSIM_TOTAL_WG / 2; stride > 0u; stride >>= 1) {
+        if (lid < stride) {
+            red[lid] = SSIM_DADD(red[lid], red[lid + stride]);
+            red[SSIM_TOTAL_WG + lid] = SSIM_DADD(red[SSIM_TOTAL_WG + lid], red[SSIM_TOTAL_WG + lid + stride]);
+            red[2 * SSIM_TOTAL_WG + lid] =
+                SSIM_DADD(red[2 * SSIM_TOTAL_WG + lid], red[2 * SSIM_TOTAL_WG + lid + stride]);
+        }
+        BARRIER();
+    }
+    if (lid == 0u) {
+        const double t = red[0], mag = red[SSIM_TOTAL_WG], weighted = red[2 * SSIM_TOTAL_WG];
+        /* 2^-53 times the host's bound (sums.rs), times 4. */
+        const double unit = 1.1102230246251565e-16;
+        const double bound = SSIM_DMUL(unit, SSIM_DADD(SSIM_DMUL((double)1.01f, weighted),
+                                                       SSIM_DMUL(SSIM_DMUL((double)1.01f, (double)(width + rows + 16u)), mag)));
+        const double n = SSIM_DMUL((double)width, (double)rows);
+        exact = ssim_one_float(t, SSIM_DMUL(4.0, bound), n) ? 0u : 1u;
+        results[5u * e] = t;
+        results[5u * e + 1u] = mag;
+        results[5u * e + 2u] = weighted;
+        results[5u * e + 3u] = 0.0;
+        results[5u * e + 4u] = (double)exact;
+    }
+    BARRIER();
+    if (exact != 0u) {
+        const ulp_u32 n = width * rows;
+        double sum = 0.0;
+        for (ulp_u32 base = 0; base < n; base += SSIM_CHUNK) {
+            const ulp_u32 cnt = n - base < SSIM_CHUNK ? n - base : SSIM_CHUNK;
+            for (ulp_u32 i = lid; i < cnt; i += SSIM_TOTAL_WG)
+                chunk[i] = terms[terms_at + base + i];
+            BARRIER();
+            if (lid == 0u)
+                for (ulp_u32 i = 0; i < cnt; i++)
+                    sum = SSIM_DADD(sum, chunk[i]);
+            BARRIER();
+        }
+        if (lid == 0u)
+            results[5u * e + 3u] = sum;
+    }
+}

@@ -1,0 +1,118 @@
+#version 450
+// ssim_total: each metric's sum over the map, bit for bit the sum libvmaf's
+// sequential loop makes (contract: SSIM_TOTAL in src/features/ssim/gpu.rs;
+// the argument in src/features/ssim/sums.rs).
+//
+// Work group e handles metric entry e of the layout (4 uints: the offset of
+// its first term, of its first row triple of ssim_rows' partials, the map's
+// width and its rows). It adds the rows' sums, magnitudes and weighted
+// magnitudes (each thread its rows in order, then a tree), and writes them
+// to results[5 e ..]: sum T, magnitudes A, weighted W. libvmaf's sequential
+// f64 sum S lies within E = 2^-53 (1.01 W + 1.01 (width + rows + 16) A) of
+// T; if every value in [T - 4E, T + 4E] gives the same float mean S / n,
+// that float is libvmaf's and results[5 e + 4] (the flag) is 0. Otherwise
+// (a mean within about 1e-11 of a float rounding boundary) the group adds
+// the terms one after the other in raster order, exactly as libvmaf does,
+// into results[5 e + 3], and the flag is 1. The host rechecks with E and
+// takes the float from T or from S.
+layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer Terms { double terms[]; };
+layout(std430, set = 0, binding = 1) readonly buffer Partials { double partials[]; };
+layout(std430, set = 0, binding = 2) readonly buffer Layout { uint entries[]; };
+layout(std430, set = 0, binding = 3) buffer Results { double results[]; };
+
+layout(push_constant) uniform Params {
+    uint count;
+} pc;
+
+shared double red[3 * 256];
+shared double chunk[1024];
+shared uint exact;
+
+// Whether every value in [t - e, t + e] divided by n rounds to one float:
+// [lo, hi] strictly between the midpoints around float(t / n). Division
+// and conversion need not be exact here (the margin is four times the
+// host's bound); NaN or a zero mean answer no.
+bool one_float(double t, double e, double n) {
+    double lo = (t - e) / n;
+    double hi = (t + e) / n;
+    float f = float(t / n);
+    if (!(f != 0.0) || isinf(f) || isnan(f)) {
+        return false;
+    }
+    uint b = floatBitsToUint(f);
+    double m1 = (double(f) + double(uintBitsToFloat(b + 1u))) * double(0.5);
+    double m2 = (double(f) + double(uintBitsToFloat(b - 1u))) * double(0.5);
+    return min(m1, m2) < lo && hi < max(m1, m2);
+}
+
+void main() {
+    uint e = gl_WorkGroupID.x;
+    uint lid = gl_LocalInvocationID.x;
+    if (e >= pc.count) {
+        return; // uniform over the group
+    }
+    uint terms_at = entries[4u * e];
+    uint rows_at = entries[4u * e + 1u];
+    uint width = entries[4u * e + 2u];
+    uint rows = entries[4u * e + 3u];
+    double s = double(0.0);
+    double a = double(0.0);
+    double w = double(0.0);
+    for (uint r = lid; r < rows; r += 256u) {
+        s += partials[rows_at + 3u * r];
+        a += partials[rows_at + 3u * r + 1u];
+        w += partials[rows_at + 3u * r + 2u];
+    }
+    red[lid] = s;
+    red[256u + lid] = a;
+    red[512u + lid] = w;
+    barrier();
+    for (uint stride = 128u; stride > 0u; stride >>= 1u) {
+        if (lid < stride) {
+            red[lid] += red[lid + stride];
+            red[256u + lid] += red[256u + lid + stride];
+            red[512u + lid] += red[512u + lid + stride];
+        }
+        barrier();
+    }
+    if (lid == 0u) {
+        double t = red[0];
+        double mag = red[256];
+        double weighted = red[512];
+        // 2^-53 (exact as a float literal), times the host's bound, times 4.
+        double unit = double(1.1102230246251565e-16);
+        double bound = unit * (double(1.01) * weighted + double(1.01) * double(width + rows + 16u) * mag);
+        double n = double(width) * double(rows);
+        exact = one_float(t, double(4.0) * bound, n) ? 0u : 1u;
+        results[5u * e] = t;
+        results[5u * e + 1u] = mag;
+        results[5u * e + 2u] = weighted;
+        results[5u * e + 3u] = double(0.0);
+        results[5u * e + 4u] = double(exact);
+    }
+    barrier();
+    if (exact != 0u) {
+        // libvmaf's loop: sum += term, in raster order, one add at a time.
+        // The group stages 1024 terms at a time; the first thread adds them.
+        uint n = width * rows;
+        double sum = double(0.0);
+        for (uint base = 0u; base < n; base += 1024u) {
+            uint count = min(1024u, n - base);
+            for (uint i = lid; i < count; i += 256u) {
+                chunk[i] = terms[terms_at + base + i];
+            }
+            barrier();
+            if (lid == 0u) {
+                for (uint i = 0u; i < count; i++) {
+                    sum += chunk[i];
+                }
+            }
+            barrier();
+        }
+        if (lid == 0u) {
+            results[5u * e + 3u] = sum;
+        }
+    }
+}

@@ -1,0 +1,389 @@
+//! The GPU pipeline of both features, written once against the `Gpu`
+//! trait: the lumas converted to floats, decimated into levels (float_ssim:
+//! one box-filter level at its scale; float_ms_ssim: four 9x9 low-pass
+//! halvings), and on each level that gets an SSIM map the Gaussian's two
+//! passes, each pixel's terms, the rows' sums and the totals
+//! (`sums.rs`). Every kernel keeps the CPU reference's per-pixel
+//! operations, so every term is bit-identical; the totals are libvmaf's
+//! sequential sums, bit for bit, by the argument in `sums.rs`.
+//!
+//! Per frame and map: ssim_horizontal, ssim_vertical and ssim_rows; per
+//! frame: ssim_convert, one ssim_decimate per level, one ssim_total for
+//! every metric of every map, and one download of 40 bytes per metric.
+//! Every buffer is allocated once per slot.
+
+use super::core::{Sums, map_dims, mean};
+use super::sums::{DeviceSum, resolve};
+use super::tables::{GAUSSIAN, constants};
+use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
+use crate::features::gpu::{GpuPipeline, planes_bytes, word_buffer};
+use crate::features::picture::scaler;
+use crate::fixture::Geometry;
+use crate::scores::Scores;
+use anyhow::{Result, ensure};
+
+/// `ssim_convert` (kernels/ssim.cl, shaders/ssim_convert.comp): picture_copy
+/// of both lumas, `v * (1 / scaler)` (= `v / scaler`, the scaler being a
+/// power of two) into a pair of float planes, reference first. One work
+/// item per pixel, launch `[⌈w/16⌉, ⌈h/16⌉, 1]`. Buffers: reference,
+/// distorted (samples), pictures (2 w h f32). Scalars: width, height, bytes
+/// per sample, 1 / scaler (f32).
+pub static SSIM_CONVERT: KernelSpec =
+    KernelSpec { name: "ssim_convert", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 4 };
+
+/// `ssim_decimate`: iqa `_iqa_decimate` of both pictures of a pair (z = 0
+/// reference, 1 distorted): output `(x, y)` is the k x k window at `(x f,
+/// y f)` from `-k/2`, mirrored (KBND_SYMMETRIC), `sum += (double)(sample *
+/// tap)` over rows then columns, `(float)sum`. Launch `[⌈sw/16⌉, ⌈sh/16⌉,
+/// 2]`. Buffers: source pair (w x h), destination pair (sw x sh), taps
+/// (k x k f32, row-major). Scalars: w, h, sw, sh, factor f, k.
+pub static SSIM_DECIMATE: KernelSpec =
+    KernelSpec { name: "ssim_decimate", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 6 };
+
+/// `ssim_horizontal`: `_iqa_convolve`'s horizontal pass over the five
+/// pictures r, d, r r, d d, r d (products rounded to f32) of a pair: plane
+/// p, row y < h, column x < w - 10 is `(float)Σ_t (double)(pic[y][x + t] *
+/// taps[t])`, t = 0..11 in order. Launch `[⌈(w-10)/64⌉, ⌈h/4⌉, 1]`.
+/// Buffers: pair (w x h), taps (11 f32), planes (5 x h x (w - 10) f32).
+/// Scalars: w, h.
+pub static SSIM_HORIZONTAL: KernelSpec =
+    KernelSpec { name: "ssim_horizontal", family: "ssim", workgroup: [64, 4, 1], buffers: 3, scalars: 2 };
+
+/// `ssim_vertical`: the vertical pass over the five horizontal planes
+/// (`(float)Σ_t (double)(plane[y + t][x] * taps[t])`), then the pixel's
+/// terms exactly as [`super::core::pixel_terms`] (divisions and square
+/// root correctly rounded on every device: the WGSL dialect corrects the
+/// device's own), written for each metric of `mask` (bit 0: l c s, 1: l,
+/// 2: c, 3: s), the k-th at `terms[offset + k n + y width + x]`. Launch
+/// `[⌈width/64⌉, ⌈rows/4⌉, 1]`. Buffers: planes (5 x (rows + 10) x width
+/// f32), taps (11 f32), terms (f64). Scalars: width, rows (the map's),
+/// mask, offset, C1, C2, C3 (f32).
+pub static SSIM_VERTICAL: KernelSpec =
+    KernelSpec { name: "ssim_vertical", family: "ssim", workgroup: [64, 4, 1], buffers: 3, scalars: 7 };
+
+/// `ssim_rows`: work item `(y, m)` adds row y of metric m's terms left to
+/// right, and their magnitudes, and `(n - i) |term_i|`, in f64, into
+/// `partials[partials_offset + 3 (m rows + y) ..]`. Launch `[⌈rows/64⌉,
+/// metrics, 1]`. Buffers: terms, partials (f64). Scalars: width, rows,
+/// terms offset, partials offset.
+pub static SSIM_ROWS: KernelSpec =
+    KernelSpec { name: "ssim_rows", family: "ssim", workgroup: [64, 1, 1], buffers: 2, scalars: 4 };
+
+/// `ssim_total`: work group e takes entry e of the layout (its metric's
+/// first term, first row triple, width, rows), adds the rows (each work
+/// item its rows in order, then a tree) into sum T, magnitudes A and
+/// weighted W, and writes `results[5 e ..] = T, A, W, S, flag`: when the
+/// float mean is not the same for every sum within 4 x [`super::sums::
+/// error_bound`] of T (flag 1), S is the terms added one after the other in
+/// raster order, libvmaf's sum, staged 1024 at a time in local memory for
+/// the first work item; else S is 0 and the flag 0. Launch `[entries, 1,
+/// 1]`. Buffers: terms, partials, layout (4 u32 per entry), results (f64).
+/// Scalars: entries.
+pub static SSIM_TOTAL: KernelSpec =
+    KernelSpec { name: "ssim_total", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 1 };
+
+/// Every kernel of the pipeline.
+pub static KERNELS: [&KernelSpec; 6] =
+    [&SSIM_CONVERT, &SSIM_DECIMATE, &SSIM_HORIZONTAL, &SSIM_VERTICAL, &SSIM_ROWS, &SSIM_TOTAL];
+
+/// The metrics of a map, in the order the terms are laid out (`mask` bits).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    Ssim,
+    L,
+    C,
+    S,
+}
+
+const ALL: [Metric; 4] = [Metric::Ssim, Metric::L, Metric::C, Metric::S];
+
+/// What the pipeline computes: picture levels and the SSIM maps on them.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Level 0 is the luma; level k + 1 is level k decimated.
+    pub levels: Vec<(usize, usize)>,
+    /// The decimation between consecutive levels: factor, kernel size and
+    /// the kernel (k x k taps).
+    pub factor: usize,
+    pub k: usize,
+    pub taps: Vec<f32>,
+    /// For each map: its level and its metrics.
+    pub maps: Vec<(usize, Vec<Metric>)>,
+}
+
+/// One map's place in the slot's buffers.
+#[derive(Debug, Clone)]
+struct MapLayout {
+    level: usize,
+    metrics: Vec<Metric>,
+    /// Map width and rows (both positive, else the map is empty).
+    width: usize,
+    rows: usize,
+    /// The map's size as C computes it (w - 10) * (h - 10).
+    pixels: i64,
+    terms_at: usize,
+    partials_at: usize,
+    /// Index of its first metric among the total's entries.
+    first_entry: usize,
+}
+
+/// A slot's buffers.
+pub struct Slot {
+    reference: Buffer,
+    distorted: Buffer,
+    levels: Vec<Buffer>,
+    gaussian: Buffer,
+    decimation: Buffer,
+    planes: Buffer,
+    terms: Buffer,
+    partials: Buffer,
+    entries: Buffer,
+    results: Buffer,
+}
+
+/// Turns one frame's means, per map `[l c s, l, c, s]` (those of its
+/// metrics), into the feature's scores.
+pub type Record = Box<dyn Fn(&[[Option<f32>; 4]], usize, &mut Scores) -> Result<()> + Send>;
+
+/// The pipeline, for a plan.
+pub struct SsimGpu {
+    geometry: Geometry,
+    plan: Plan,
+    maps: Vec<MapLayout>,
+    entries: usize,
+    terms_len: usize,
+    partials_len: usize,
+    planes_len: usize,
+    kernels: [Kernel; 6],
+    record: Record,
+}
+
+impl SsimGpu {
+    pub fn new(gpu: &dyn Gpu, geometry: &Geometry, plan: Plan, record: Record) -> Result<Self> {
+        let kernels = [
+            gpu.load_kernel(&SSIM_CONVERT)?,
+            gpu.load_kernel(&SSIM_DECIMATE)?,
+            gpu.load_kernel(&SSIM_HORIZONTAL)?,
+            gpu.load_kernel(&SSIM_VERTICAL)?,
+            gpu.load_kernel(&SSIM_ROWS)?,
+            gpu.load_kernel(&SSIM_TOTAL)?,
+        ];
+        let (mut terms_len, mut partials_len, mut planes_len, mut entries) = (0, 0, 0, 0);
+        let mut maps = Vec::new();
+        for (level, metrics) in &plan.maps {
+            let (w, h) = plan.levels[*level];
+            let (mw, mh) = map_dims(w, h);
+            let (width, rows) = if mw > 0 && mh > 0 { (mw as usize, mh as usize) } else { (0, 0) };
+            maps.push(MapLayout {
+                level: *level,
+                metrics: metrics.clone(),
+                width,
+                rows,
+                pixels: mw * mh,
+                terms_at: terms_len,
+                partials_at: partials_len,
+                first_entry: entries,
+            });
+            if width > 0 {
+                terms_len += metrics.len() * width * rows;
+                partials_len += 3 * metrics.len() * rows;
+                planes_len = planes_len.max(5 * width * h);
+                entries += metrics.len();
+            }
+        }
+        // The kernels index with 32-bit integers.
+        ensure!(terms_len < u32::MAX as usize / 2, "a {geometry} frame is too large for the SSIM kernels");
+        Ok(SsimGpu { geometry: *geometry, plan, maps, entries, terms_len, partials_len, planes_len, kernels, record })
+    }
+}
+
+/// A buffer of at least 4 bytes (no empty buffers).
+fn buffer(gpu: &dyn Gpu, bytes: usize) -> Result<Buffer> {
+    gpu.create_buffer(bytes.max(4))
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|t| t.to_le_bytes()).collect()
+}
+
+impl GpuPipeline for SsimGpu {
+    type Slot = Slot;
+
+    fn new_slot(&self, gpu: &dyn Gpu) -> Result<Slot> {
+        let luma = planes_bytes(&self.geometry, 1);
+        let levels = self.plan.levels.iter().map(|&(w, h)| buffer(gpu, 2 * w * h * 4)).collect::<Result<Vec<_>>>()?;
+        let mut layout = Vec::new();
+        for m in self.maps.iter().filter(|m| m.width > 0) {
+            for k in 0..m.metrics.len() {
+                let terms_at = m.terms_at + k * m.width * m.rows;
+                let partials_at = m.partials_at + 3 * k * m.rows;
+                layout.extend([terms_at as u32, partials_at as u32, m.width as u32, m.rows as u32]);
+            }
+        }
+        let slot = Slot {
+            reference: word_buffer(gpu, luma)?,
+            distorted: word_buffer(gpu, luma)?,
+            levels,
+            gaussian: buffer(gpu, 4 * GAUSSIAN.len())?,
+            decimation: buffer(gpu, 4 * self.plan.taps.len())?,
+            planes: buffer(gpu, 4 * self.planes_len)?,
+            terms: buffer(gpu, 8 * self.terms_len)?,
+            partials: buffer(gpu, 8 * self.partials_len)?,
+            entries: buffer(gpu, 4 * layout.len())?,
+            results: buffer(gpu, 8 * 5 * self.entries)?,
+        };
+        // The tables are uploaded once, from the CPU reference's own f32s.
+        let mut stream = gpu.create_stream()?;
+        stream.upload(&slot.gaussian, 0, &f32_bytes(&GAUSSIAN))?;
+        if !self.plan.taps.is_empty() {
+            stream.upload(&slot.decimation, 0, &f32_bytes(&self.plan.taps))?;
+        }
+        if !layout.is_empty() {
+            let bytes: Vec<u8> = layout.iter().flat_map(|v| v.to_le_bytes()).collect();
+            stream.upload(&slot.entries, 0, &bytes)?;
+        }
+        stream.wait()?;
+        Ok(slot)
+    }
+
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn planes(&self) -> usize {
+        1
+    }
+
+    fn inputs<'a>(&self, slot: &'a Slot) -> [&'a Buffer; 2] {
+        [&slot.reference, &slot.distorted]
+    }
+
+    fn compute(&self, b: &Slot, stream: &mut dyn Stream) -> Result<()> {
+        let [convert, decimate, horizontal, vertical, rows_kernel, total] = &self.kernels;
+        let (w, h) = self.plan.levels[0];
+        let inv_scaler = 1.0 / scaler(self.geometry.bit_depth);
+        stream.dispatch(
+            convert,
+            [groups_for(w, 16), groups_for(h, 16), 1],
+            &[
+                Arg::Buffer(&b.reference),
+                Arg::Buffer(&b.distorted),
+                Arg::Buffer(&b.levels[0]),
+                Arg::U32(w as u32),
+                Arg::U32(h as u32),
+                Arg::U32(self.geometry.bytes_per_sample() as u32),
+                Arg::F32(inv_scaler),
+            ],
+        )?;
+        for k in 1..self.plan.levels.len() {
+            let ((pw, ph), (sw, sh)) = (self.plan.levels[k - 1], self.plan.levels[k]);
+            if sw == 0 || sh == 0 {
+                continue;
+            }
+            stream.dispatch(
+                decimate,
+                [groups_for(sw, 16), groups_for(sh, 16), 2],
+                &[
+                    Arg::Buffer(&b.levels[k - 1]),
+                    Arg::Buffer(&b.levels[k]),
+                    Arg::Buffer(&b.decimation),
+                    Arg::U32(pw as u32),
+                    Arg::U32(ph as u32),
+                    Arg::U32(sw as u32),
+                    Arg::U32(sh as u32),
+                    Arg::U32(self.plan.factor as u32),
+                    Arg::U32(self.plan.k as u32),
+                ],
+            )?;
+        }
+        let (c1, c2, c3) = constants();
+        for m in self.maps.iter().filter(|m| m.width > 0) {
+            let (lw, lh) = self.plan.levels[m.level];
+            stream.dispatch(
+                horizontal,
+                [groups_for(m.width, 64), groups_for(lh, 4), 1],
+                &[
+                    Arg::Buffer(&b.levels[m.level]),
+                    Arg::Buffer(&b.gaussian),
+                    Arg::Buffer(&b.planes),
+                    Arg::U32(lw as u32),
+                    Arg::U32(lh as u32),
+                ],
+            )?;
+            let mask = m.metrics.iter().map(|x| 1u32 << ALL.iter().position(|a| a == x).unwrap_or(0)).sum();
+            stream.dispatch(
+                vertical,
+                [groups_for(m.width, 64), groups_for(m.rows, 4), 1],
+                &[
+                    Arg::Buffer(&b.planes),
+                    Arg::Buffer(&b.gaussian),
+                    Arg::Buffer(&b.terms),
+                    Arg::U32(m.width as u32),
+                    Arg::U32(m.rows as u32),
+                    Arg::U32(mask),
+                    Arg::U32(m.terms_at as u32),
+                    Arg::F32(c1),
+                    Arg::F32(c2),
+                    Arg::F32(c3),
+                ],
+            )?;
+            stream.dispatch(
+                rows_kernel,
+                [groups_for(m.rows, 64), m.metrics.len() as u32, 1],
+                &[
+                    Arg::Buffer(&b.terms),
+                    Arg::Buffer(&b.partials),
+                    Arg::U32(m.width as u32),
+                    Arg::U32(m.rows as u32),
+                    Arg::U32(m.terms_at as u32),
+                    Arg::U32(m.partials_at as u32),
+                ],
+            )?;
+        }
+        if self.entries > 0 {
+            stream.dispatch(
+                total,
+                [self.entries as u32, 1, 1],
+                &[
+                    Arg::Buffer(&b.terms),
+                    Arg::Buffer(&b.partials),
+                    Arg::Buffer(&b.entries),
+                    Arg::Buffer(&b.results),
+                    Arg::U32(self.entries as u32),
+                ],
+            )?;
+            stream.download(&b.results, 0, 8 * 5 * self.entries)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
+        let results: Vec<f64> = match downloads.first() {
+            Some(bytes) => bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect(),
+            None => Vec::new(),
+        };
+        ensure!(results.len() == 5 * self.entries, "expected {} SSIM totals, got {}", 5 * self.entries, results.len());
+        let mut means = Vec::with_capacity(self.maps.len());
+        for m in &self.maps {
+            let mut mean_of = [None; 4];
+            for (k, metric) in m.metrics.iter().enumerate() {
+                let slot = ALL.iter().position(|a| a == metric).unwrap_or(0);
+                mean_of[slot] = Some(if m.width == 0 {
+                    // No map (a picture below the window): C's 0 / (w * h).
+                    mean(Sums::default().ssim, m.pixels)
+                } else {
+                    let r = &results[5 * (m.first_entry + k)..5 * (m.first_entry + k + 1)];
+                    let d = DeviceSum {
+                        sum: r[0],
+                        magnitudes: r[1],
+                        weighted: r[2],
+                        sequential: (r[4] != 0.0).then_some(r[3]),
+                    };
+                    resolve(&d, m.width, m.rows)?
+                });
+            }
+            means.push(mean_of);
+        }
+        (self.record)(&means, index, out)
+    }
+}

@@ -1,0 +1,232 @@
+//! `float_ms_ssim` (libvmaf float_ms_ssim.c + ms_ssim.c
+//! `compute_ms_ssim`): Wang's multi-scale SSIM over a 5-level pyramid,
+//! CPU side.
+
+use super::core::{SsimScratch, Sums, Want, iqa_ssim, mean};
+use super::filter::{DecimateScratch, decimate, decimated_dims};
+use super::gpu::{Metric, Plan, SsimGpu};
+use super::tables::{ALPHAS, BETAS, GAMMAS, LPF, LPF_LEN, SCALES, WINDOW};
+use super::{Options, db};
+use crate::backend::gpu::Gpu;
+use crate::features::Extractor;
+use crate::features::gpu::GpuExtractor;
+use crate::features::options::{self, OptionDef};
+use crate::features::picture::float_plane_into;
+use crate::fixture::{Frame, Geometry};
+use crate::scores::Scores;
+use anyhow::{Result, bail};
+use std::sync::Arc;
+
+/// float_ms_ssim.c's option table.
+pub static OPTIONS: &[OptionDef] =
+    &[OptionDef::flag("enable_lcs", false), OptionDef::flag("enable_db", false), OptionDef::flag("clip_db", false)];
+
+pub const MS_SSIM: &str = "float_ms_ssim";
+
+/// What `enable_lcs` adds, in the order float_ms_ssim.c appends them: the
+/// luminance means of the 5 scales, then contrast, then structure.
+pub fn lcs_metrics() -> Vec<String> {
+    ["l", "c", "s"].iter().flat_map(|t| (0..SCALES).map(move |k| format!("float_ms_ssim_{t}_scale{k}"))).collect()
+}
+
+pub fn metrics(options: &Options) -> Result<Vec<String>> {
+    let config = Config::options(options)?;
+    let mut out = vec![MS_SSIM.to_string()];
+    if config.lcs {
+        out.extend(lcs_metrics());
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Config {
+    pub lcs: bool,
+    pub db: bool,
+    pub clip_db: bool,
+}
+
+impl Config {
+    pub fn options(options: &Options) -> Result<Self> {
+        options::check("float_ms_ssim", options, OPTIONS)?;
+        Ok(Config {
+            lcs: options::get_bool(options, OPTIONS, "enable_lcs")?,
+            db: options::get_bool(options, OPTIONS, "enable_db")?,
+            clip_db: options::get_bool(options, OPTIONS, "clip_db")?,
+        })
+    }
+}
+
+/// The words libvmaf prints when it refuses a frame.
+pub const TOO_SMALL: &str = "error: scale below 1x1!";
+
+/// compute_ms_ssim's size check, which fails every frame of a luma where
+/// any of the 5 scales (the size halved, rounding down, 4 times) is below
+/// the 11x11 window: below 176 in either dimension.
+pub fn refuses(geometry: &Geometry, _: &Options) -> Option<String> {
+    let (w, h) = geometry.plane_dims(0);
+    let fits = (0..SCALES).all(|k| (w >> k) >= WINDOW && (h >> k) >= WINDOW);
+    (!fits).then(|| {
+        format!(
+            "libvmaf's compute_ms_ssim fails every frame with \"{TOO_SMALL}\": each of its {SCALES} scales (the \
+             {w}x{h} luma halved {} times, rounding down) must be at least {WINDOW}x{WINDOW}, the Gaussian window, \
+             so at least 176x176",
+            SCALES - 1
+        )
+    })
+}
+
+/// The sizes of the pyramid's levels: `_iqa_decimate` at factor 2 gives
+/// `w / 2 + (w & 1)` (compute_ms_ssim's own loop uses the same).
+pub fn level_dims(w: usize, h: usize) -> [(usize, usize); SCALES] {
+    let mut dims = [(w, h); SCALES];
+    for k in 1..SCALES {
+        dims[k] = decimated_dims(dims[k - 1].0, dims[k - 1].1, 2);
+    }
+    dims
+}
+
+/// The f32 means `_iqa_ssim` returns for one scale: (l, c, s).
+pub fn scale_means(sums: &Sums) -> [f32; 3] {
+    [mean(sums.l, sums.pixels), mean(sums.c, sums.pixels), mean(sums.s, sums.pixels)]
+}
+
+/// compute_ms_ssim's product over the scales, `msssim *= pow(l, alpha) *
+/// pow(c, beta) * pow(s, gamma)` in f64 from the f32 means, and
+/// float_ms_ssim.c's recording: the score (as dB with `enable_db`) and,
+/// with `enable_lcs`, every scale's l, c and s. A product that reaches
+/// infinity fails the frame, as in libvmaf.
+pub fn record(config: &Config, max_db: f64, means: &[[f32; 3]; SCALES], index: usize, out: &mut Scores) -> Result<()> {
+    let mut msssim = 1.0f64;
+    for (k, &[l, c, s]) in means.iter().enumerate() {
+        let term = f64::from(l).powf(f64::from(ALPHAS[k]))
+            * f64::from(c).powf(f64::from(BETAS[k]))
+            * f64::from(s).powf(f64::from(GAMMAS[k]));
+        msssim *= term;
+        if msssim == f64::INFINITY {
+            bail!("libvmaf's compute_ms_ssim fails this frame: \"error: ms_ssim is INFINITY.\"");
+        }
+    }
+    let score = if config.db { db(msssim, max_db) } else { msssim };
+    out.record(MS_SSIM, index, score);
+    if config.lcs {
+        for (t, name) in ["l", "c", "s"].iter().enumerate() {
+            for (k, m) in means.iter().enumerate() {
+                out.record(&format!("float_ms_ssim_{name}_scale{k}"), index, f64::from(m[t]));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// ms_ssim.c's low-pass filter as the row-major 81 taps `_iqa_decimate` reads.
+pub fn lpf_taps() -> Vec<f32> {
+    LPF.iter().flatten().copied().collect()
+}
+
+/// The GPU pipeline: the 5-level pyramid and one map per level with the
+/// l, c and s metrics.
+pub fn gpu_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+    let config = Config::options(options)?;
+    if let Some(why) = refuses(geometry, options) {
+        bail!("float_ms_ssim: {why}");
+    }
+    let (w, h) = geometry.plane_dims(0);
+    let levels = level_dims(w, h).to_vec();
+    let maps = (0..SCALES).map(|k| (k, vec![Metric::L, Metric::C, Metric::S])).collect();
+    let plan = Plan { levels, factor: 2, k: LPF_LEN, taps: lpf_taps(), maps };
+    let max_db = super::max_db(config.clip_db, geometry);
+    let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {
+        let mut lcs = [[0f32; 3]; SCALES];
+        for (scale, m) in lcs.iter_mut().zip(means) {
+            for (v, got) in scale.iter_mut().zip(&m[1..]) {
+                *v = got.ok_or_else(|| anyhow::anyhow!("a scale's mean is missing"))?;
+            }
+        }
+        record(&config, max_db, &lcs, index, out)
+    };
+    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, Box::new(record))?;
+    GpuExtractor::boxed(gpu, pipeline)
+}
+
+/// The CPU reference.
+pub struct MsSsimCpu {
+    config: Config,
+    max_db: f64,
+    /// The pyramid of each picture: level 0 is the luma as floats.
+    levels: [[Vec<f32>; SCALES]; 2],
+    lpf: Vec<f32>,
+    decimate: DecimateScratch,
+    ssim: SsimScratch,
+}
+
+impl MsSsimCpu {
+    pub fn new(geometry: &Geometry, options: &Options) -> Result<Self> {
+        let config = Config::options(options)?;
+        if let Some(why) = refuses(geometry, options) {
+            bail!("float_ms_ssim: {why}");
+        }
+        Ok(MsSsimCpu {
+            config,
+            max_db: super::max_db(config.clip_db, geometry),
+            levels: Default::default(),
+            lpf: lpf_taps(),
+            decimate: DecimateScratch::default(),
+            ssim: SsimScratch::default(),
+        })
+    }
+}
+
+impl Extractor for MsSsimCpu {
+    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
+        let (w, h) = reference.geometry.plane_dims(0);
+        let dims = level_dims(w, h);
+        for (levels, frame) in self.levels.iter_mut().zip([reference, distorted]) {
+            float_plane_into(frame, 0, 0, &mut levels[0]);
+            for k in 1..SCALES {
+                let (below, above) = levels.split_at_mut(k);
+                let (lw, lh) = dims[k - 1];
+                decimate(&below[k - 1], lw, lh, 2, LPF_LEN, &self.lpf, &mut above[0], &mut self.decimate);
+            }
+        }
+        let mut means = [[0f32; 3]; SCALES];
+        let [r, d] = &self.levels;
+        for (k, &(lw, lh)) in dims.iter().enumerate() {
+            let sums = iqa_ssim(&r[k], &d[k], lw, lh, Want { ssim: false, lcs: true }, &mut self.ssim);
+            means[k] = scale_means(&sums);
+        }
+        record(&self.config, self.max_db, &means, index, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::Chroma;
+
+    #[test]
+    fn frames_below_176_are_refused_in_libvmafs_words() {
+        let g = |w, h| Geometry { width: w, height: h, bit_depth: 8, chroma: Chroma::Yuv420 };
+        assert!(refuses(&g(176, 176), &Options::new()).is_none());
+        assert!(refuses(&g(1920, 1080), &Options::new()).is_none());
+        for (w, h) in [(175, 500), (500, 175), (176, 144)] {
+            let why = refuses(&g(w, h), &Options::new()).unwrap();
+            assert!(why.contains(TOO_SMALL) && why.contains(&format!("{w}x{h}")), "{why}");
+        }
+    }
+
+    #[test]
+    fn levels_halve_rounding_odd_sizes_up() {
+        assert_eq!(level_dims(200, 184), [(200, 184), (100, 92), (50, 46), (25, 23), (13, 12)]);
+        assert_eq!(level_dims(1920, 1080), [(1920, 1080), (960, 540), (480, 270), (240, 135), (120, 68)]);
+    }
+
+    #[test]
+    fn lcs_metrics_follow_libvmafs_order() {
+        let m = lcs_metrics();
+        assert_eq!(m.len(), 15);
+        assert_eq!(
+            (m[0].as_str(), m[5].as_str(), m[14].as_str()),
+            ("float_ms_ssim_l_scale0", "float_ms_ssim_c_scale0", "float_ms_ssim_s_scale4")
+        );
+    }
+}
