@@ -14,6 +14,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("psnr", include_str!("../../kernels/psnr.cl")),
     ("moment", include_str!("../../kernels/moment.cl")),
     ("ansnr", include_str!("../../kernels/ansnr.cl")),
+    ("motion", include_str!("../../kernels/motion.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 
