@@ -53,7 +53,7 @@ pub struct Args {
     /// Clip mode: host threads reading and uploading frames for a GPU
     /// backend (default: as `run` does: up to 4 on a GPU, 1 on a CPU
     /// driver), and for the CPU reference the workers its frames are spread
-    /// over, as libvmaf's `--threads` (default 1; temporal features: 1).
+    /// over, as libvmaf's `--threads` (default 1).
     #[arg(long, value_name = "N")]
     threads: Option<usize>,
     /// Clip mode: bytes per upload of the bandwidth measurement, in MiB.

@@ -4,6 +4,7 @@
 //! then horizontal, in f32), and the mean absolute difference of two
 //! blurred frames, summed in f32 row by row as `vmaf_image_sad_c` does.
 
+use super::integer::Luma;
 use super::sequence;
 use super::{FLOAT_MOTION_OPTIONS, FloatNames, Params, checked, ensure_takes, float_names};
 use crate::features::gpu::{Recent, Window};
@@ -77,107 +78,208 @@ pub fn mirror(i: isize, n: usize) -> usize {
     }) as usize
 }
 
-/// `convolution_f32_c_s` (its C path, the one libvmaf's plain-C recordings
-/// ran): `convolution_y_c_s` into `tmp`, then `convolution_x_c_s` into
-/// `dst`. Per pixel `accum = 0; accum += filter[k] * src[..]` for k in
-/// order, in f32 without FMA, borders mirrored; whole rows at a time so the
-/// compiler vectorises across pixels, each pixel's operations unchanged.
-pub fn blur(filter: &[f32], src: &[f32], w: usize, h: usize, tmp: &mut Vec<f32>, dst: &mut Vec<f32>) {
-    tmp.clear();
-    tmp.resize(w * h, 0.0);
-    dst.clear();
-    dst.resize(w * h, 0.0);
+/// Rows of a [`blur_plane`] strip: eight, the lanes of the SAD's vectors.
+const STRIP: usize = 8;
+
+/// Scratch of [`blur_plane`]: a strip's picture rows and vertical pass.
+#[derive(Default)]
+pub struct Strips {
+    picture: Vec<f32>,
+    tmp: Vec<f32>,
+}
+
+/// One plane through float_motion's arithmetic: `picture_copy` (`v /
+/// scaler - 128`), `convolution_f32_c_s` into `out` (its C path, the one
+/// libvmaf's plain-C recordings ran: `convolution_y_c_s`, then
+/// `convolution_x_c_s`), and, given the previous frame's blurred plane,
+/// the scale-0 SAD sum of |prev - out| ([`sad_sum`]; 0 without).
+///
+/// Per pixel the operations are libvmaf's: `accum = 0; accum += filter[k]
+/// * src[..]` for k in order, in f32 without FMA, borders mirrored; each
+/// row's SAD in pixel order, the rows in order ([`sad_rows`]). They run a
+/// strip of eight rows at a time (the picture rows the strip reads, its
+/// vertical pass, its horizontal pass, its SAD), so a strip's data stays
+/// in the core's cache, and the compiler vectorises each row across pixels.
+pub fn blur_plane(
+    filter: &[f32],
+    samples: Luma,
+    bit_depth: u8,
+    (w, h): (usize, usize),
+    strips: &mut Strips,
+    out: &mut [f32],
+    prev: Option<&[f32]>,
+) -> f32 {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
-        unsafe { blur_avx2(filter, src, w, h, tmp, dst) };
-        return;
+        return unsafe { blur_plane_avx2(filter, samples, bit_depth, (w, h), strips, out, prev) };
     }
-    blur_rows(filter, src, w, h, tmp, dst);
+    blur_plane_strips(filter, samples, bit_depth, (w, h), strips, out, prev)
 }
 
-/// [`blur_rows`] compiled for AVX2: 8 lanes, the same IEEE operations (no
-/// FMA), so the same bits.
+/// [`blur_plane_strips`] compiled for AVX2: 8 lanes, the same IEEE
+/// operations (no FMA), so the same bits.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn blur_avx2(filter: &[f32], src: &[f32], w: usize, h: usize, tmp: &mut [f32], dst: &mut [f32]) {
-    blur_rows(filter, src, w, h, tmp, dst)
+fn blur_plane_avx2(
+    filter: &[f32],
+    samples: Luma,
+    bit_depth: u8,
+    dims: (usize, usize),
+    strips: &mut Strips,
+    out: &mut [f32],
+    prev: Option<&[f32]>,
+) -> f32 {
+    blur_plane_strips(filter, samples, bit_depth, dims, strips, out, prev)
 }
 
 #[inline(always)]
-fn blur_rows(filter: &[f32], src: &[f32], w: usize, h: usize, tmp: &mut [f32], dst: &mut [f32]) {
-    let fw = filter.len();
-    let radius = fw / 2;
-    // convolution_y_c_s
-    for (i, out) in tmp.chunks_exact_mut(w).enumerate() {
-        for (k, &f) in filter.iter().enumerate() {
-            let r = mirror(i as isize - radius as isize + k as isize, h);
-            let row = &src[r * w..(r + 1) * w];
-            if k == 0 {
-                for (o, &v) in out.iter_mut().zip(row) {
-                    *o = 0.0 + f * v;
+fn blur_plane_strips(
+    filter: &[f32],
+    samples: Luma,
+    bit_depth: u8,
+    (w, h): (usize, usize),
+    strips: &mut Strips,
+    out: &mut [f32],
+    prev: Option<&[f32]>,
+) -> f32 {
+    let radius = filter.len() / 2;
+    strips.picture.resize((STRIP + 2 * radius) * w, 0.0);
+    strips.tmp.resize(STRIP * w, 0.0);
+    let inv = 1.0 / scaler(bit_depth);
+    let mut sad = 0.0f32;
+    for r in (0..h).step_by(STRIP) {
+        let n = STRIP.min(h - r);
+        // picture_copy of the rows r - radius .. r + n + radius, mirrored.
+        for (t, dst) in strips.picture.chunks_exact_mut(w).take(n + 2 * radius).enumerate() {
+            let src = mirror(r as isize - radius as isize + t as isize, h) * w;
+            match samples {
+                Luma::U8(v) => {
+                    for (o, &v) in dst.iter_mut().zip(&v[src..src + w]) {
+                        *o = f32::from(v) + -128.0;
+                    }
                 }
-            } else {
-                for (o, &v) in out.iter_mut().zip(row) {
-                    *o += f * v;
+                // v / scaler as v * (1 / scaler): the scaler is a power of two.
+                Luma::U16(v) => {
+                    for (o, &v) in dst.iter_mut().zip(&v[src..src + w]) {
+                        *o = f32::from(v) * inv + -128.0;
+                    }
                 }
             }
+        }
+        // convolution_y_c_s
+        for (i, tmp) in strips.tmp.chunks_exact_mut(w).take(n).enumerate() {
+            let mut rows: [&[f32]; 5] = [&[]; 5];
+            for (k, row) in rows.iter_mut().enumerate().take(filter.len()) {
+                *row = &strips.picture[(i + k) * w..(i + k + 1) * w];
+            }
+            taps_row(filter, &rows[..filter.len()], tmp);
+        }
+        // convolution_x_c_s
+        let blurred = &mut out[r * w..(r + n) * w];
+        for (row, dst) in strips.tmp.chunks_exact(w).zip(blurred.chunks_exact_mut(w)) {
+            if w > 2 * radius {
+                let mut rows: [&[f32]; 5] = [&[]; 5];
+                for (k, shifted) in rows.iter_mut().enumerate().take(filter.len()) {
+                    *shifted = &row[k..k + w - 2 * radius];
+                }
+                taps_row(filter, &rows[..filter.len()], &mut dst[radius..w - radius]);
+            }
+            let edge = |j: usize| -> f32 {
+                let mut accum = 0.0f32;
+                for (k, &f) in filter.iter().enumerate() {
+                    accum += f * row[mirror(j as isize - radius as isize + k as isize, w)];
+                }
+                accum
+            };
+            for j in (0..w.min(radius)).chain(w.saturating_sub(radius).max(radius.min(w))..w) {
+                dst[j] = edge(j);
+            }
+        }
+        if let Some(prev) = prev {
+            sad_rows(&prev[r * w..(r + n) * w], blurred, w, &mut sad);
         }
     }
-    // convolution_x_c_s
-    for (row, out) in tmp.chunks_exact(w).zip(dst.chunks_exact_mut(w)) {
-        let edge = |j: usize| -> f32 {
-            let mut accum = 0.0f32;
-            for (k, &f) in filter.iter().enumerate() {
-                accum += f * row[mirror(j as isize - radius as isize + k as isize, w)];
-            }
-            accum
-        };
-        if w > 2 * radius {
-            let inner = &mut out[radius..w - radius];
-            for (k, &f) in filter.iter().enumerate() {
-                let shifted = &row[k..k + w - 2 * radius];
-                if k == 0 {
-                    for (o, &v) in inner.iter_mut().zip(shifted) {
-                        *o = 0.0 + f * v;
-                    }
-                } else {
-                    for (o, &v) in inner.iter_mut().zip(shifted) {
-                        *o += f * v;
-                    }
-                }
-            }
+    sad
+}
+
+/// One output row of a 5- or 3-tap filter over `rows` (`taps` slices of
+/// at least `out.len()` values): `0 + f0 * r0[j] + f1 * r1[j] + ...`, left
+/// to right.
+#[inline(always)]
+fn taps_row(filter: &[f32], rows: &[&[f32]], out: &mut [f32]) {
+    let n = out.len();
+    if let ([f0, f1, f2, f3, f4], [r0, r1, r2, r3, r4]) = (filter, rows) {
+        let (r0, r1, r2, r3, r4) = (&r0[..n], &r1[..n], &r2[..n], &r3[..n], &r4[..n]);
+        for j in 0..n {
+            out[j] = 0.0 + f0 * r0[j] + f1 * r1[j] + f2 * r2[j] + f3 * r3[j] + f4 * r4[j];
         }
-        for j in (0..w.min(radius)).chain(w.saturating_sub(radius).max(radius.min(w))..w) {
-            out[j] = edge(j);
+    } else if let ([f0, f1, f2], [r0, r1, r2]) = (filter, rows) {
+        let (r0, r1, r2) = (&r0[..n], &r1[..n], &r2[..n]);
+        for j in 0..n {
+            out[j] = 0.0 + f0 * r0[j] + f1 * r1[j] + f2 * r2[j];
+        }
+    } else {
+        for (j, o) in out.iter_mut().enumerate() {
+            *o = filter.iter().zip(rows).fold(0.0f32, |acc, (&f, r)| acc + f * r[j]);
         }
     }
 }
 
-/// `vmaf_image_sad_c`'s scale-0 sum: per row `accum_line += fabs(a - b)`
-/// left to right in f32 (the C's `fabs` works in double on a float
-/// difference and rounds back: the same bits, as a sum of two floats
+/// `vmaf_image_sad_c`'s scale-0 sum of two planes: per row `accum_line +=
+/// fabs(a - b)` left to right in f32 (the C's `fabs` works in double on a
+/// float difference and rounds back: the same bits, as a sum of two floats
 /// rounded once from double is correctly rounded), then `accum +=
-/// accum_line` row by row. Eight rows' chains run side by side (each one
-/// still in pixel order) so the adds' latency overlaps.
+/// accum_line` row by row.
 pub fn sad_sum(a: &[f32], b: &[f32], w: usize, h: usize) -> f32 {
-    let mut rows = vec![0.0f32; h];
-    let mut r = 0;
-    while r + 8 <= h {
-        let mut acc = [0.0f32; 8];
-        for j in 0..w {
-            for (k, s) in acc.iter_mut().enumerate() {
-                let at = (r + k) * w + j;
-                *s += (a[at] - b[at]).abs();
+    let mut accum = 0.0f32;
+    for r in (0..h).step_by(STRIP) {
+        let n = STRIP.min(h - r);
+        sad_rows(&a[r * w..(r + n) * w], &b[r * w..(r + n) * w], w, &mut accum);
+    }
+    accum
+}
+
+/// Adds the row sums of |a - b| over a few rows of width `w` to `accum`,
+/// in row order. The adds within a row depend on each other, so eight rows
+/// run side by side in the lanes of one vector: each 8x8 block of |a - b|
+/// is transposed so that column `j` of the eight rows is one vector, added
+/// to the eight running sums; every row's sum still takes its pixels in
+/// order. Fewer than eight rows are summed one by one.
+#[inline(always)]
+pub fn sad_rows(a: &[f32], b: &[f32], w: usize, accum: &mut f32) {
+    let rows = a.len() / w;
+    if rows != STRIP {
+        for (x, y) in a.chunks_exact(w).zip(b.chunks_exact(w)) {
+            *accum += row_sum(x, y);
+        }
+        return;
+    }
+    let ra: [&[f32]; 8] = std::array::from_fn(|k| &a[k * w..(k + 1) * w]);
+    let rb: [&[f32]; 8] = std::array::from_fn(|k| &b[k * w..(k + 1) * w]);
+    let mut acc = [0.0f32; 8];
+    let mut j = 0;
+    while j + 8 <= w {
+        let mut block = [[0.0f32; 8]; 8];
+        for k in 0..8 {
+            let (x, y) = (&ra[k][j..j + 8], &rb[k][j..j + 8]);
+            for c in 0..8 {
+                block[c][k] = (x[c] - y[c]).abs();
             }
         }
-        rows[r..r + 8].copy_from_slice(&acc);
-        r += 8;
+        for column in &block {
+            for k in 0..8 {
+                acc[k] += column[k];
+            }
+        }
+        j += 8;
     }
-    for (row, s) in rows.iter_mut().enumerate().skip(r) {
-        *s = row_sum(&a[row * w..(row + 1) * w], &b[row * w..(row + 1) * w]);
+    for k in 0..8 {
+        for c in j..w {
+            acc[k] += (ra[k][c] - rb[k][c]).abs();
+        }
+        *accum += acc[k];
     }
-    rows.iter().fold(0.0f32, |acc, &v| acc + v)
 }
 
 /// One row of [`sad_sum`], in pixel order.
@@ -233,25 +335,8 @@ pub fn scale_bilinear(src: &[f32], w: usize, h: usize, dw: usize, dh: usize, dst
     }
 }
 
-/// `vmaf_image_sad_c` of two blurred planes: the mean absolute difference
-/// (`accum / (w * h)` in float), plus with `motion_add_scale1` that of
-/// their bilinear halves, the two added in float.
-pub fn image_sad(a: &[f32], b: &[f32], w: usize, h: usize, add_scale1: bool, scratch: &mut [Vec<f32>; 2]) -> f32 {
-    let scale0 = sad_sum(a, b, w, h) / (w * h) as f32;
-    if !add_scale1 {
-        return scale0;
-    }
-    let (sw, sh) = (half(w), half(h));
-    let [sa, sb] = scratch;
-    scale_bilinear(a, w, h, sw, sh, sa);
-    scale_bilinear(b, w, h, sw, sh, sb);
-    let scale1 = sad_sum(sa, sb, sw, sh) / (sw * sh) as f32;
-    scale0 + scale1
-}
-
-/// The float_motion extractor's state: options, names, and the blurred
-/// planes of the last frames it saw (so a frame's blur is computed once
-/// when frames come in order, and again only for a worker's first frame).
+/// float_motion's options and metric names, and its sequence rules, shared
+/// by the CPU extractor and the GPU pipeline.
 pub struct FloatMotion {
     pub options: FloatOptions,
     pub names: FloatNames,
@@ -293,13 +378,13 @@ impl FloatMotion {
 
 pub fn cpu_extractor(geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
     let motion = FloatMotion::new(geometry, options)?;
+    let samples: usize = (0..motion.options.planes()).map(|p| geometry.plane_samples(p)).sum();
     Ok(Box::new(FloatCpu {
         motion,
         geometry: *geometry,
         bytes: Vec::new(),
-        picture: Vec::new(),
-        tmp: Vec::new(),
-        blurred: [(None, Vec::new()), (None, Vec::new())],
+        strips: Strips::default(),
+        blurred: [(None, vec![0.0; samples]), (None, vec![0.0; samples])],
         scaled: Default::default(),
         recent: Recent::new(Window { lookback: 1 }),
     }))
@@ -309,51 +394,41 @@ struct FloatCpu {
     motion: FloatMotion,
     geometry: Geometry,
     bytes: Vec<u8>,
-    picture: Vec<f32>,
-    tmp: Vec<f32>,
-    /// The blurred planes (back to back) of the last two frames blurred.
+    strips: Strips,
+    /// The blurred planes (back to back) of the last two frames blurred:
+    /// frames in order blur each frame once.
     blurred: [(Option<usize>, Vec<f32>); 2],
     scaled: [Vec<f32>; 2],
     recent: Recent,
 }
 
 impl FloatCpu {
-    /// Blurs frame `index`'s planes into a slot (unless already there) and
-    /// returns the slot; `keep` must not be evicted.
-    fn blurred(&mut self, source: &dyn PairSource, index: usize, keep: Option<usize>) -> Result<usize> {
-        if let Some(i) = self.blurred.iter().position(|(f, _)| *f == Some(index)) {
-            return Ok(i);
-        }
-        let slot = if keep == Some(0) { 1 } else { 0 };
+    /// Blurs frame `index`'s planes into the slot not holding `prev` and,
+    /// given the slot of the previous frame's blur, returns each plane's
+    /// scale-0 SAD sum against it.
+    fn blur(&mut self, source: &dyn PairSource, index: usize, prev: Option<usize>) -> Result<(usize, [f32; 3])> {
+        let slot = if prev == Some(0) { 1 } else { 0 };
         let g = self.geometry;
         let planes = self.motion.options.planes();
         super::read_planes(source, index, planes, &mut self.bytes)?;
-        let out = &mut self.blurred[slot];
+        let [s0, s1] = &mut self.blurred;
+        let (out, other) = if slot == 0 { (s0, &*s1) } else { (s1, &*s0) };
         out.0 = None;
-        out.1.clear();
-        let mut plane_blur = Vec::new();
-        for p in 0..planes {
+        let mut sums = [0.0f32; 3];
+        for (p, sum) in sums.iter_mut().enumerate().take(planes) {
             let (w, h) = g.plane_dims(p);
-            let start = g.plane_offset(p);
-            picture_copy(&self.bytes, g.bit_depth, start, w * h, &mut self.picture);
-            blur(self.motion.options.taps(), &self.picture, w, h, &mut self.tmp, &mut plane_blur);
-            out.1.extend_from_slice(&plane_blur);
+            let at = g.plane_offset(p);
+            let samples = super::integer::luma(&self.bytes, g.bit_depth);
+            let samples = match samples {
+                Luma::U8(v) => Luma::U8(&v[at..at + w * h]),
+                Luma::U16(v) => Luma::U16(&v[at..at + w * h]),
+            };
+            let dst = &mut out.1[at..at + w * h];
+            let before = prev.map(|_| &other.1[at..at + w * h]);
+            *sum = blur_plane(self.motion.options.taps(), samples, g.bit_depth, (w, h), &mut self.strips, dst, before);
         }
         out.0 = Some(index);
-        Ok(slot)
-    }
-}
-
-/// `picture_copy` of `n` samples starting at sample `start` of a frame's
-/// bytes: `(float)v / scaler - 128` (8-bit: `(float)v - 128`).
-pub fn picture_copy(bytes: &[u8], bit_depth: u8, start: usize, n: usize, out: &mut Vec<f32>) {
-    out.clear();
-    if bit_depth == 8 {
-        out.extend(bytes[start..start + n].iter().map(|&v| f32::from(v) + -128.0));
-    } else {
-        let s = scaler(bit_depth);
-        let samples: &[u16] = bytemuck::cast_slice(&bytes[2 * start..2 * (start + n)]);
-        out.extend(samples.iter().map(|&v| f32::from(v) / s + -128.0));
+        Ok((slot, sums))
     }
 }
 
@@ -376,16 +451,25 @@ impl Extractor for FloatCpu {
         }
         let mut score = 0.0f64;
         if index > 0 {
-            let cur = self.blurred(source, index, None)?;
-            let prev = self.blurred(source, index - 1, Some(cur))?;
-            let g = self.geometry;
-            let (a, b) = (&self.blurred[prev].1, &self.blurred[cur].1);
+            let prev = match self.blurred.iter().position(|(f, _)| *f == Some(index - 1)) {
+                Some(slot) => slot,
+                None => self.blur(source, index - 1, None)?.0,
+            };
+            let (cur, sums) = self.blur(source, index, Some(prev))?;
             // compute_motion(blur[i - 1], blur[i]) per plane, added in double.
-            for p in 0..self.motion.options.planes() {
+            let g = self.geometry;
+            for (p, &sum) in sums.iter().enumerate().take(self.motion.options.planes()) {
                 let (w, h) = g.plane_dims(p);
-                let at = g.plane_offset(p) - g.plane_offset(0);
-                let range = at..at + w * h;
-                let s = image_sad(&a[range.clone()], &b[range], w, h, self.motion.options.add_scale1, &mut self.scaled);
+                let mut s = sum / (w * h) as f32;
+                if self.motion.options.add_scale1 {
+                    let at = g.plane_offset(p);
+                    let (a, b) = (&self.blurred[prev].1[at..at + w * h], &self.blurred[cur].1[at..at + w * h]);
+                    let (sw, sh) = (half(w), half(h));
+                    let [sa, sb] = &mut self.scaled;
+                    scale_bilinear(a, w, h, sw, sh, sa);
+                    scale_bilinear(b, w, h, sw, sh, sb);
+                    s += sad_sum(sa, sb, sw, sh) / (sw * sh) as f32;
+                }
                 score += f64::from(s);
             }
         }
@@ -423,38 +507,60 @@ mod tests {
     }
 
     #[test]
-    fn row_blur_is_bit_identical_to_the_c_loops() {
-        for (w, h) in [(3, 3), (2, 2), (4, 9), (17, 5), (40, 11)] {
-            let src: Vec<f32> = (0..w * h).map(|k| ((k * 7919 % 1021) as f32) / 4.0 - 128.0).collect();
-            for taps in [&FILTER_5[..], &FILTER_3[..], &FILTER_5_NO_OP[..]] {
-                if w <= taps.len() / 2 || h <= taps.len() / 2 {
-                    continue;
-                }
-                let want = blur_c(taps, &src, w, h);
-                let (mut tmp, mut got, mut portable) = (Vec::new(), Vec::new(), vec![0.0; w * h]);
-                blur(taps, &src, w, h, &mut tmp, &mut got);
-                blur_rows(taps, &src, w, h, &mut vec![0.0; w * h], &mut portable);
-                for out in [&got, &portable] {
-                    assert!(out.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "{w}x{h} {}", taps.len());
+    fn strip_blur_and_sad_are_bit_identical_to_the_c_loops() {
+        for (w, h) in [(3, 3), (2, 2), (4, 9), (17, 5), (40, 11), (9, 24)] {
+            for bit_depth in [8u8, 10, 16] {
+                let max = (1u32 << bit_depth) - 1;
+                let sample = |k: usize, salt: usize| ((k * 7919 + salt * 104729) % (max as usize + 1)) as u16;
+                let (p, c): (Vec<u16>, Vec<u16>) = ((0..w * h).map(|k| sample(k, 1)).collect(), (0..w * h).map(|k| sample(k, 2)).collect());
+                // picture_copy, as the C computes it.
+                let floats = |v: &[u16]| -> Vec<f32> { v.iter().map(|&v| f32::from(v) / scaler(bit_depth) + -128.0).collect() };
+                let (p8, c8): (Vec<u8>, Vec<u8>) = (p.iter().map(|&v| v as u8).collect(), c.iter().map(|&v| v as u8).collect());
+                let luma = |v16: &'_ [u16], v8: &'_ [u8]| -> Vec<f32> {
+                    if bit_depth == 8 { v8.iter().map(|&v| f32::from(v) + -128.0).collect() } else { floats(v16) }
+                };
+                for taps in [&FILTER_5[..], &FILTER_3[..], &FILTER_5_NO_OP[..]] {
+                    if w <= taps.len() / 2 || h <= taps.len() / 2 {
+                        continue;
+                    }
+                    let (want_p, want_c) = (blur_c(taps, &luma(&p, &p8), w, h), blur_c(taps, &luma(&c, &c8), w, h));
+                    let want_sad = sad_c(&want_p, &want_c, w, h);
+                    let plane = |v16: &'_ [u16], v8: &'_ [u8], out: &mut [f32], prev: Option<&[f32]>| -> f32 {
+                        let samples = if bit_depth == 8 { Luma::U8(v8) } else { Luma::U16(v16) };
+                        blur_plane(taps, samples, bit_depth, (w, h), &mut Strips::default(), out, prev)
+                    };
+                    let (mut bp, mut bc) = (vec![0.0; w * h], vec![0.0; w * h]);
+                    plane(&p, &p8, &mut bp, None);
+                    let sad = plane(&c, &c8, &mut bc, Some(&bp));
+                    let what = format!("{w}x{h} {bit_depth}-bit {}-tap", taps.len());
+                    assert!(bp.iter().zip(&want_p).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}");
+                    assert!(bc.iter().zip(&want_c).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}");
+                    assert_eq!(sad.to_bits(), want_sad.to_bits(), "{what}");
                 }
             }
         }
     }
 
-    #[test]
-    fn interleaved_rows_sum_in_pixel_order() {
-        let (w, h) = (13, 19);
-        let a: Vec<f32> = (0..w * h).map(|k| (k as f32 * 0.37).sin() * 100.0).collect();
-        let b: Vec<f32> = (0..w * h).map(|k| (k as f32 * 0.11).cos() * 90.0).collect();
-        let mut want = 0.0f32;
+    /// vmaf_image_sad_c's scale-0 loops, fabs in double.
+    fn sad_c(a: &[f32], b: &[f32], w: usize, h: usize) -> f32 {
+        let mut accum = 0.0f32;
         for i in 0..h {
             let mut line = 0.0f32;
             for j in 0..w {
                 line = (f64::from(line) + f64::from(a[i * w + j] - b[i * w + j]).abs()) as f32;
             }
-            want += line;
+            accum += line;
         }
-        assert_eq!(sad_sum(&a, &b, w, h).to_bits(), want.to_bits());
+        accum
+    }
+
+    #[test]
+    fn interleaved_rows_sum_in_pixel_order() {
+        for (w, h) in [(13, 19), (8, 8), (3, 7), (37, 16), (5, 3)] {
+            let a: Vec<f32> = (0..w * h).map(|k| (k as f32 * 0.37).sin() * 100.0).collect();
+            let b: Vec<f32> = (0..w * h).map(|k| (k as f32 * 0.11).cos() * 90.0).collect();
+            assert_eq!(sad_sum(&a, &b, w, h).to_bits(), sad_c(&a, &b, w, h).to_bits(), "{w}x{h}");
+        }
     }
 
     #[test]
@@ -467,15 +573,5 @@ mod tests {
         assert!(odd.iter().all(|&(a, b, _)| a < 5 && b < 5));
         assert_eq!(half(5), 3);
         assert_eq!(half(1), 1);
-    }
-
-    #[test]
-    fn picture_copy_offsets_and_scales() {
-        let mut out = Vec::new();
-        picture_copy(&[0, 255], 8, 0, 2, &mut out);
-        assert_eq!(out, [-128.0, 127.0]);
-        let bytes: Vec<u8> = [1023u16, 4].iter().flat_map(|v| v.to_le_bytes()).collect();
-        picture_copy(&bytes, 10, 0, 2, &mut out);
-        assert_eq!(out, [1023.0 / 4.0 - 128.0, -127.0]);
     }
 }

@@ -45,10 +45,13 @@ pub fn round_shift_split(v: [i32; 5], s: u32) -> i32 {
     (a + ((b + (1 << (s - 1))) >> 8)) >> (s - 8)
 }
 
-/// Scratch of [`sad`]: one row of vertically filtered differences.
+/// Scratch of [`sad`]: one row of vertically filtered differences, and its
+/// high and low bytes.
 #[derive(Default)]
 pub struct Scratch {
     y_row: Vec<i32>,
+    hi: Vec<i32>,
+    lo: Vec<i32>,
 }
 
 /// A luma plane of 8- or 16-bit samples.
@@ -66,62 +69,86 @@ pub enum Luma<'a> {
 /// (`(Σ F[k] * diff + round) >> shift`, shift 8 at 8 bits, else the bit
 /// depth), then the horizontal pass `(Σ F[k] * y_row + 2^15) >> 16`. The
 /// vertical sums are exact in 32 bits below 16 bits per sample; at 16 bits
-/// and in the horizontal pass [`round_shift_split`] gives the 64-bit
-/// result in 32-bit lanes (the compiler vectorises them).
+/// and in the horizontal pass [`round_shift_split`]'s halves give the
+/// 64-bit result in 32-bit lanes. Integer sums: their order is free, so
+/// each pass runs over whole rows and the compiler vectorises it.
 pub fn sad(prev: Luma, cur: Luma, w: usize, h: usize, bpc: u8, scratch: &mut Scratch) -> u64 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { sad_avx2(prev, cur, w, h, bpc, scratch) };
+    }
+    sad_rows(prev, cur, w, h, bpc, scratch)
+}
+
+/// [`sad_rows`] compiled for AVX2: 8 lanes of 32-bit integers, the same
+/// integers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn sad_avx2(prev: Luma, cur: Luma, w: usize, h: usize, bpc: u8, scratch: &mut Scratch) -> u64 {
+    sad_rows(prev, cur, w, h, bpc, scratch)
+}
+
+#[inline(always)]
+fn sad_rows(prev: Luma, cur: Luma, w: usize, h: usize, bpc: u8, scratch: &mut Scratch) -> u64 {
     scratch.y_row.resize(w, 0);
+    scratch.hi.resize(w, 0);
+    scratch.lo.resize(w, 0);
     let mut total = 0u64;
     for i in 0..h {
         let rows: [usize; 5] = std::array::from_fn(|k| mirror(i as isize - 2 + k as isize, h) * w);
         let y = &mut scratch.y_row[..w];
-        match (prev, cur) {
-            (Luma::U8(p), Luma::U8(c)) => vertical_8(p, c, rows, w, y),
-            (Luma::U16(p), Luma::U16(c)) => vertical_16(p, c, rows, w, bpc, y),
+        let any = match (prev, cur) {
+            (Luma::U8(p), Luma::U8(c)) => vertical(p, c, rows, w, 8, y),
+            (Luma::U16(p), Luma::U16(c)) if bpc <= 12 => vertical(p, c, rows, w, u32::from(bpc), y),
+            (Luma::U16(p), Luma::U16(c)) => vertical_split(p, c, rows, w, u32::from(bpc), y),
             _ => unreachable!("both planes have one sample type"),
+        };
+        // The C skips a row whose filtered differences are all 0 (its sum is 0).
+        if any {
+            total += u64::from(horizontal_row(y, &mut scratch.hi, &mut scratch.lo));
         }
-        if y.iter().all(|&v| v == 0) {
-            continue;
-        }
-        total += u64::from(horizontal_row(y));
     }
     total
 }
 
-fn vertical_8(p: &[u8], c: &[u8], rows: [usize; 5], w: usize, y: &mut [i32]) {
-    let p: [&[u8]; 5] = rows.map(|r| &p[r..r + w]);
-    let c: [&[u8]; 5] = rows.map(|r| &c[r..r + w]);
+/// The vertical pass of one row in 32 bits (8 to 12 bits per sample:
+/// |Σ F * diff| <= 65536 * 4095); true when a value is not 0.
+#[inline(always)]
+fn vertical<T: Copy + Into<i32>>(p: &[T], c: &[T], rows: [usize; 5], w: usize, s: u32, y: &mut [i32]) -> bool {
+    let [r0, r1, r2, r3, r4] = rows;
+    let (p0, p1, p2, p3, p4) = (&p[r0..r0 + w], &p[r1..r1 + w], &p[r2..r2 + w], &p[r3..r3 + w], &p[r4..r4 + w]);
+    let (c0, c1, c2, c3, c4) = (&c[r0..r0 + w], &c[r1..r1 + w], &c[r2..r2 + w], &c[r3..r3 + w], &c[r4..r4 + w]);
+    let round = 1 << (s - 1);
+    let d = |a: T, b: T| a.into() - b.into();
+    let mut any = 0;
     for j in 0..w {
-        let mut accum = 0i32;
-        for k in 0..5 {
-            accum += FILTER[k] * (i32::from(p[k][j]) - i32::from(c[k][j]));
-        }
-        y[j] = (accum + (1 << 7)) >> 8;
+        let accum = FILTER[0] * (d(p0[j], c0[j]) + d(p4[j], c4[j]))
+            + FILTER[1] * (d(p1[j], c1[j]) + d(p3[j], c3[j]))
+            + FILTER[2] * d(p2[j], c2[j]);
+        y[j] = (accum + round) >> s;
+        any |= y[j];
     }
+    any != 0
 }
 
-fn vertical_16(p: &[u16], c: &[u16], rows: [usize; 5], w: usize, bpc: u8, y: &mut [i32]) {
-    let p: [&[u16]; 5] = rows.map(|r| &p[r..r + w]);
-    let c: [&[u16]; 5] = rows.map(|r| &c[r..r + w]);
-    let s = u32::from(bpc);
-    if bpc <= 12 {
-        // |Σ F * diff| <= 65536 * 4095: exact in 32 bits.
-        for j in 0..w {
-            let mut accum = 0i32;
-            for k in 0..5 {
-                accum += FILTER[k] * (i32::from(p[k][j]) - i32::from(c[k][j]));
-            }
-            y[j] = (accum + (1 << (s - 1))) >> s;
-        }
-    } else {
-        for j in 0..w {
-            let d: [i32; 5] = std::array::from_fn(|k| i32::from(p[k][j]) - i32::from(c[k][j]));
-            y[j] = round_shift_split(d, s);
-        }
+/// The 16-bit vertical pass, through [`round_shift_split`]'s halves.
+#[inline(always)]
+fn vertical_split(p: &[u16], c: &[u16], rows: [usize; 5], w: usize, s: u32, y: &mut [i32]) -> bool {
+    let mut any = 0;
+    for j in 0..w {
+        let d: [i32; 5] = std::array::from_fn(|k| i32::from(p[rows[k] + j]) - i32::from(c[rows[k] + j]));
+        y[j] = round_shift_split(d, s);
+        any |= y[j];
     }
+    any != 0
 }
 
-/// The horizontal pass of one row and its Σ |val| as the C's wrapping u32.
-fn horizontal_row(y: &[i32]) -> u32 {
+/// The horizontal pass of one row and its Σ |val| as the C's wrapping u32:
+/// [`round_shift_split`] with the halves of the whole row computed once and
+/// the symmetric taps paired.
+#[inline(always)]
+fn horizontal_row(y: &[i32], hi: &mut [i32], lo: &mut [i32]) -> u32 {
     let w = y.len();
     let at = |j: usize| -> i32 {
         let v: [i32; 5] = std::array::from_fn(|k| y[mirror(j as isize - 2 + k as isize, w)]);
@@ -133,9 +160,19 @@ fn horizontal_row(y: &[i32]) -> u32 {
         row = row.wrapping_add(at(j).unsigned_abs());
     }
     if w > 4 {
-        for win in y.windows(5) {
-            let v = [win[0], win[1], win[2], win[3], win[4]];
-            row = row.wrapping_add(round_shift_split(v, 16).unsigned_abs());
+        let (hi, lo) = (&mut hi[..w], &mut lo[..w]);
+        for j in 0..w {
+            hi[j] = y[j] >> 8;
+            lo[j] = y[j] & 255;
+        }
+        let n = w - 4;
+        let (h0, h1, h2, h3, h4) = (&hi[0..n], &hi[1..n + 1], &hi[2..n + 2], &hi[3..n + 3], &hi[4..n + 4]);
+        let (l0, l1, l2, l3, l4) = (&lo[0..n], &lo[1..n + 1], &lo[2..n + 2], &lo[3..n + 3], &lo[4..n + 4]);
+        for j in 0..n {
+            let a = FILTER[0] * (h0[j] + h4[j]) + FILTER[1] * (h1[j] + h3[j]) + FILTER[2] * h2[j];
+            let b = FILTER[0] * (l0[j] + l4[j]) + FILTER[1] * (l1[j] + l3[j]) + FILTER[2] * l2[j];
+            let val = (a + ((b + (1 << 15)) >> 8)) >> 8;
+            row = row.wrapping_add(val.unsigned_abs());
         }
     }
     for j in w.saturating_sub(2).max(edge)..w {
