@@ -195,6 +195,9 @@ fn gpu_twins_match_the_cpu_at_every_geometry() {
         synthetic(37, 21, 10, Chroma::Yuv444, 4, 3),
         // Odd sizes, more than one band and work group, a band cut short.
         synthetic(131, 35, 8, Chroma::Yuv420, 3, 4),
+        // Wider than a motion_sad group (512 columns), rows not word-aligned.
+        synthetic(1030, 18, 8, Chroma::Yuv422, 3, 10),
+        synthetic(531, 17, 16, Chroma::Yuv420, 3, 11),
         // The smallest frames each filter takes, one and two frames.
         random(3, 3, 8, Chroma::Yuv444, 3, 5),
         random(2, 2, 16, Chroma::Yuv444, 2, 6),

@@ -19,60 +19,63 @@ use std::sync::Arc;
 
 /// `motion_sad` (kernels/motion.cl, shaders/motion_sad.comp): integer
 /// motion's SAD (integer_motion.c `motion_score_pipeline_8/16`, bit for
-/// bit) of the luma of `prev` against `cur`. Launch `[ceil(width / 128),
+/// bit) of the luma of `prev` against `cur`. Launch `[ceil(width / 512),
 /// ceil(height / 16), 1]` groups of 128: group `(gx, gy)` writes, at
-/// `partials[gy * groups_x + gx]`, Σ |val| over columns `128 gx ..` and
-/// rows `16 gy ..` (clipped to the plane), where `val` is the blurred
-/// difference at a pixel. Buffers: prev, cur (luma samples, 1 or 2 bytes,
-/// little-endian), partials (u32). Scalars: width, height, bytes per
-/// sample, bit depth.
+/// `partials[gy * groups_x + gx]`, Σ |val| over columns `512 gx ..
+/// 512 gx + 511` and rows `16 gy .. 16 gy + 15` (clipped to the plane),
+/// where `val` is the blurred difference at a pixel. Buffers: prev, cur
+/// (luma samples, 1 or 2 bytes, little-endian), partials (u32). Scalars:
+/// width, height, bytes per sample, bit depth.
 ///
-/// Each work item is one column of a 16-row band: it slides a 5x5 window
-/// of differences down the band, recomputing the vertical pass at its four
-/// neighbour columns instead of sharing it (10 samples read per row, all
-/// coalesced, and no barrier but the one before the group's sum). The C
-/// sums products in 64 bits where they can exceed 32; the kernel splits
-/// them into exact 32-bit halves (`integer::round_shift_split`). The sum
-/// of |val| is an integer, so how the work is cut cannot change it;
-/// libvmaf's per-row 32-bit sums cannot wrap below 65538 columns (the
-/// pipeline refuses wider planes), so Σ over groups is its Σ over rows.
+/// Each work item owns 4 output columns of a 16-row band: it slides down
+/// the band a window of the differences at the 8 columns those outputs
+/// read, recomputing the vertical pass at neighbour columns rather than
+/// sharing it (no barrier but the one before the group's sum), and reads
+/// a row's 8 samples of a frame as 3 to 5 whole 32-bit words away from the
+/// plane's edges: about 1.5 loads an output at 8 bits (a CPU driver such
+/// as lavapipe pays per load; a GPU gets coalesced words). The C sums
+/// products in 64 bits where they can exceed 32; the kernel splits them
+/// into exact 32-bit halves (`integer::round_shift_split`). The sum of
+/// |val| is an integer, so how the work is cut cannot change it; libvmaf's
+/// per-row 32-bit sums cannot wrap below 65538 columns (the pipeline
+/// refuses wider planes), so Σ over groups is its Σ over rows.
 pub static MOTION_SAD: KernelSpec =
     KernelSpec { name: "motion_sad", family: "motion", workgroup: [128, 1, 1], buffers: 3, scalars: 4 };
 
 /// Rows of a `motion_sad` band (`MOTION_ROWS` in the C dialect).
 pub const MOTION_ROWS: usize = 16;
+/// Output columns of a `motion_sad` work item (`MOTION_COLS`).
+pub const MOTION_COLS: usize = 4;
 
-/// `float_motion_blur_y` (kernels/motion.cl, shaders/float_motion_blur_y.comp):
-/// the vertical pass of `convolution_f32_c_s` (`convolution_y_c_s`) over one
-/// plane of both frames, on picture_copy's floats (`v / scaler - 128`).
-/// Launch `[ceil(n / 256), 1, 2]`, n = width x height: work item `p` of
-/// z-layer 0 (prev) or 1 (cur) writes `tmp[z * n + p]` = Σ taps[k] *
-/// pixel(row mirror(i - r + k), column j), summed in f32 from 0 in tap
-/// order. Buffers: prev, cur (whole frames' planes, samples), taps (f32),
-/// tmp (2n f32). Scalars: plane offset (samples), width, height, bytes per
-/// sample, 1 / scaler (f32, exact: the scaler is a power of two), filter
-/// width (3 or 5).
-pub static FLOAT_MOTION_BLUR_Y: KernelSpec =
-    KernelSpec { name: "float_motion_blur_y", family: "motion", workgroup: [256, 1, 1], buffers: 4, scalars: 6 };
-
-/// `float_motion_blur_x` (kernels/motion.cl, shaders/float_motion_blur_x.comp):
-/// the horizontal pass (`convolution_x_c_s`) of both frames' `tmp` into
-/// `blur`, launched and laid out as [`FLOAT_MOTION_BLUR_Y`]. Buffers: taps,
-/// tmp, blur. Scalars: width, height, filter width.
-pub static FLOAT_MOTION_BLUR_X: KernelSpec =
-    KernelSpec { name: "float_motion_blur_x", family: "motion", workgroup: [256, 1, 1], buffers: 3, scalars: 3 };
-
-/// `float_motion_sad_rows` (kernels/motion.cl, shaders/float_motion_sad_rows.comp):
-/// one work item per row `i < height` writes `rows[row_offset + i]` = Σ
-/// |blur[i][j] - blur[n + i][j]| in f32, j left to right
-/// (`vmaf_image_sad_c`'s `accum_line`). Buffers: blur (2n f32), rows.
-/// Scalars: width, height, row offset.
+/// `float_motion_rows` (kernels/motion.cl, shaders/float_motion_rows.comp):
+/// float_motion's blur of one plane of both frames and each row's SAD. One
+/// work item per row `i < height` (launch `[ceil(height / 64), 1, 1]`):
+/// it walks the row left to right, computing each pixel of both frames as
+/// `convolution_f32_c_s` does — the vertical pass (`convolution_y_c_s`:
+/// from 0, `+= taps[k] * pixel(row k)` in tap order, on picture_copy's
+/// `v / scaler - 128`), then the horizontal pass over the vertical values
+/// (`convolution_x_c_s`), borders mirrored — and writes
+/// `rows[row_offset + i]` = Σ |prev - cur| in f32 in pixel order
+/// (`vmaf_image_sad_c`'s `accum_line`). With `store` not 0 it also writes
+/// both blurred planes to `blur` (`[prev | cur]`, 2 x width x height f32),
+/// which [`FLOAT_MOTION_SAD_SCALED_ROWS`] reads. Buffers: prev, cur (whole
+/// frames' planes, samples), taps (the filter, f32), blur, rows. Scalars:
+/// plane offset (samples), width, height, bytes per sample, 1 / scaler
+/// (f32, exact: the scaler is a power of two), filter width (3 or 5), row
+/// offset, store.
 ///
-/// The sum is sequential in libvmaf, and float addition is not
-/// associative: keeping it sequential per row is what keeps the CPU's
-/// bits. Rows run in parallel; the host adds them in order.
-pub static FLOAT_MOTION_SAD_ROWS: KernelSpec =
-    KernelSpec { name: "float_motion_sad_rows", family: "motion", workgroup: [64, 1, 1], buffers: 2, scalars: 3 };
+/// The row sum is sequential in libvmaf, and float addition is not
+/// associative: keeping it sequential per row keeps the CPU's bits, and
+/// then a work item per row that slides a window of vertical values along
+/// it (one new column a step, each picture sample read once per filter
+/// row, no intermediate planes) is the cheapest way to get the blurred
+/// values to it. Rows run in parallel; the host adds them in order.
+/// Output rows of a `float_motion_rows` work item
+/// (`FLOAT_MOTION_ROWS_PER_ITEM` in the C dialect, `ROWS` in GLSL).
+pub const FLOAT_MOTION_ROWS_PER_ITEM: usize = 4;
+
+pub static FLOAT_MOTION_ROWS: KernelSpec =
+    KernelSpec { name: "float_motion_rows", family: "motion", workgroup: [64, 1, 1], buffers: 5, scalars: 8 };
 
 /// `float_motion_sad_scaled_rows` (kernels/motion.cl,
 /// shaders/float_motion_sad_scaled_rows.comp): with `motion_add_scale1`,
@@ -118,7 +121,7 @@ struct IntegerGpu {
 impl IntegerGpu {
     fn groups(&self) -> [u32; 3] {
         let (w, h) = (self.geometry.width as usize, self.geometry.height as usize);
-        [groups_for(w, MOTION_SAD.workgroup[0]), groups_for(h, MOTION_ROWS as u32), 1]
+        [groups_for(w, MOTION_SAD.workgroup[0] * MOTION_COLS as u32), groups_for(h, MOTION_ROWS as u32), 1]
     }
 
     fn partials(&self) -> usize {
@@ -198,9 +201,7 @@ pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options
         rows += h + scaled;
     }
     let pipeline = FloatGpu {
-        blur_y: gpu.load_kernel(&FLOAT_MOTION_BLUR_Y)?,
-        blur_x: gpu.load_kernel(&FLOAT_MOTION_BLUR_X)?,
-        sad_rows: gpu.load_kernel(&FLOAT_MOTION_SAD_ROWS)?,
+        rows_kernel: gpu.load_kernel(&FLOAT_MOTION_ROWS)?,
         sad_scaled_rows: gpu.load_kernel(&FLOAT_MOTION_SAD_SCALED_ROWS)?,
         geometry: *geometry,
         motion,
@@ -211,9 +212,7 @@ pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options
 }
 
 struct FloatGpu {
-    blur_y: Kernel,
-    blur_x: Kernel,
-    sad_rows: Kernel,
+    rows_kernel: Kernel,
     sad_scaled_rows: Kernel,
     geometry: Geometry,
     motion: FloatMotion,
@@ -226,7 +225,7 @@ struct FloatSlot {
     prev: Buffer,
     cur: Buffer,
     taps: Buffer,
-    tmp: Buffer,
+    /// Both blurred planes (scale 1 only; else a word).
     blur: Buffer,
     rows: Buffer,
     /// Per plane, the bilinear tables of scale 1 (index, weight).
@@ -242,12 +241,12 @@ impl GpuPipeline for FloatGpu {
         let bytes = planes_bytes(g, planes);
         let largest = (0..planes).map(|p| g.plane_samples(p)).max().unwrap_or(0);
         let taps = self.motion.options.taps();
+        let blurred = if self.motion.options.add_scale1 { 2 * largest } else { 1 };
         let slot = FloatSlot {
             prev: word_buffer(gpu, bytes)?,
             cur: word_buffer(gpu, bytes)?,
             taps: gpu.create_buffer(taps.len() * 4)?,
-            tmp: gpu.create_buffer(2 * largest * 4)?,
-            blur: gpu.create_buffer(2 * largest * 4)?,
+            blur: gpu.create_buffer(blurred * 4)?,
             rows: gpu.create_buffer(self.rows * 4)?,
             tables: Vec::new(),
         };
@@ -295,38 +294,28 @@ impl GpuPipeline for FloatGpu {
         let g = &self.geometry;
         let filter_width = self.motion.options.taps().len() as u32;
         let inv_scaler = 1.0 / scaler(g.bit_depth);
+        let store = u32::from(self.motion.options.add_scale1);
         for p in 0..self.motion.options.planes() {
             let (w, h) = g.plane_dims(p);
-            let n = w * h;
-            let groups = [groups_for(n, FLOAT_MOTION_BLUR_Y.workgroup[0]), 1, 2];
             let (w32, h32) = (w as u32, h as u32);
-            let y_args = [
+            let (rows_at, scaled_at) = self.row_offsets[p];
+            let args = [
                 Arg::Buffer(&b.prev),
                 Arg::Buffer(&b.cur),
                 Arg::Buffer(&b.taps),
-                Arg::Buffer(&b.tmp),
+                Arg::Buffer(&b.blur),
+                Arg::Buffer(&b.rows),
                 Arg::U32(g.plane_offset(p) as u32),
                 Arg::U32(w32),
                 Arg::U32(h32),
                 Arg::U32(g.bytes_per_sample() as u32),
                 Arg::F32(inv_scaler),
                 Arg::U32(filter_width),
+                Arg::U32(rows_at as u32),
+                Arg::U32(store),
             ];
-            stream.dispatch(&self.blur_y, groups, &y_args)?;
-            let x_args = [
-                Arg::Buffer(&b.taps),
-                Arg::Buffer(&b.tmp),
-                Arg::Buffer(&b.blur),
-                Arg::U32(w32),
-                Arg::U32(h32),
-                Arg::U32(filter_width),
-            ];
-            stream.dispatch(&self.blur_x, groups, &x_args)?;
-            let (rows_at, scaled_at) = self.row_offsets[p];
-            let row_groups = [groups_for(h, FLOAT_MOTION_SAD_ROWS.workgroup[0]), 1, 1];
-            let sad_args =
-                [Arg::Buffer(&b.blur), Arg::Buffer(&b.rows), Arg::U32(w32), Arg::U32(h32), Arg::U32(rows_at as u32)];
-            stream.dispatch(&self.sad_rows, row_groups, &sad_args)?;
+            let items = h.div_ceil(FLOAT_MOTION_ROWS_PER_ITEM);
+            stream.dispatch(&self.rows_kernel, [groups_for(items, FLOAT_MOTION_ROWS.workgroup[0]), 1, 1], &args)?;
             if let Some((index, weight)) = b.tables.get(p) {
                 let (sw, sh) = (half(w), half(h));
                 let args = [
