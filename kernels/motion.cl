@@ -14,7 +14,7 @@
 
 #define MOTION_WG 128
 #define MOTION_ROWS 16
-#define MOTION_COLS 4
+#define MOTION_COLS 8
 
 /* integer_motion.c mirror: -i before, 2n - i - 2 past the end. */
 FUNC int motion_mirror(int i, int n)
@@ -55,9 +55,9 @@ FUNC int motion_vertical(const int d[5], int bpc)
     return (accum + (1 << (s - 1))) >> s;
 }
 
-/* Sample `i` of `plane` (1 or 2 bytes per sample) from the words loaded
- * at `first`: W holds the 32-bit words first .. first + 4. */
-FUNC int motion_unpack(const ulp_u32 W[5], ulp_u32 i, ulp_u32 first, ulp_u32 bytes_per_sample)
+/* Sample `i` of a plane (1 or 2 bytes per sample) from the 7 words W
+ * loaded from word `first`. */
+FUNC int motion_unpack(const ulp_u32 W[7], ulp_u32 i, ulp_u32 first, ulp_u32 bytes_per_sample)
 {
     if (bytes_per_sample == 1) {
         const ulp_u32 b = i - 4 * first;
@@ -67,13 +67,13 @@ FUNC int motion_unpack(const ulp_u32 W[5], ulp_u32 i, ulp_u32 first, ulp_u32 byt
     return (int)((W[b >> 1] >> ((b & 1) * 16)) & 65535);
 }
 
-/* The 5 words from `first` (clamped to the plane's last word: a word
- * past the plane is never unpacked). */
-FUNC void motion_words(GLOBAL const ulp_u8 *plane, ulp_u32 first, ulp_u32 last, ulp_u32 W[5])
+/* The 7 words from `first` (clamped to the plane's last word: a word past
+ * the plane is never unpacked). */
+FUNC void motion_words(GLOBAL const ulp_u8 *plane, ulp_u32 first, ulp_u32 last, ulp_u32 W[7])
 {
     GLOBAL const ulp_u32 *words = (GLOBAL const ulp_u32 *)plane;
 #pragma unroll
-    for (int k = 0; k < 5; k++)
+    for (int k = 0; k < 7; k++)
         W[k] = words[first + k < last ? first + k : last];
 }
 
@@ -83,27 +83,27 @@ KERNEL motion_sad(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL ul
     LOCAL ulp_u32 sums[MOTION_WG];
     const int lid = (int)LOCAL_ID(0);
     const int w = (int)width, h = (int)height;
-    /* Output columns c0 .. c0 + 3 of rows i0 .. i0 + 15. */
+    /* Output columns c0 .. c0 + 7 of rows i0 .. i0 + 15. */
     const int c0 = ((int)(GROUP_ID(0) * MOTION_WG) + lid) * MOTION_COLS;
     const int i0 = (int)GROUP_ID(1) * MOTION_ROWS;
     const ulp_u32 last = (width * height * bytes_per_sample - 1) / 4;
     const ulp_u32 per_word = 4 / bytes_per_sample;
     ulp_u32 acc = 0;
     if (c0 < w) {
-        /* The 8 input columns c0 - 2 .. c0 + 5, mirrored, clamped (a
+        /* The 12 input columns c0 - 2 .. c0 + 9, mirrored, clamped (a
          * clamped column only feeds outputs past the plane, never summed). */
-        int col[8];
+        int col[MOTION_COLS + 4];
 #pragma unroll
-        for (int t = 0; t < 8; t++) {
+        for (int t = 0; t < MOTION_COLS + 4; t++) {
             const int m = motion_mirror(c0 - 2 + t, w);
             col[t] = m < 0 ? 0 : (m >= w ? w - 1 : m);
         }
-        /* Away from the edges the 8 columns are contiguous: read as words. */
-        const bool inner = c0 >= 2 && c0 + 5 < w;
+        /* Away from the edges the 12 columns are contiguous: read as words. */
+        const bool inner = c0 >= 2 && c0 + MOTION_COLS + 1 < w;
         /* win[t][k]: the difference at column col[t], rows i - 2 + k. */
-        int win[8][5];
+        int win[MOTION_COLS + 4][5];
 #pragma unroll
-        for (int t = 0; t < 8; t++)
+        for (int t = 0; t < MOTION_COLS + 4; t++)
 #pragma unroll
             for (int k = 0; k < 5; k++)
                 win[t][k] = 0;
@@ -112,24 +112,24 @@ KERNEL motion_sad(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL ul
             if (i >= h)
                 break;
             const ulp_u32 row = (ulp_u32)(motion_mirror(i + 2, h) * w);
-            int d[8];
+            int d[MOTION_COLS + 4];
             if (inner) {
                 const ulp_u32 start = row + (ulp_u32)(c0 - 2), first = start / per_word;
-                ulp_u32 P[5], C[5];
+                ulp_u32 P[7], C[7];
                 motion_words(prev, first, last, P);
                 motion_words(cur, first, last, C);
 #pragma unroll
-                for (int t = 0; t < 8; t++)
+                for (int t = 0; t < MOTION_COLS + 4; t++)
                     d[t] = motion_unpack(P, start + (ulp_u32)t, first, bytes_per_sample) -
                            motion_unpack(C, start + (ulp_u32)t, first, bytes_per_sample);
             } else {
 #pragma unroll
-                for (int t = 0; t < 8; t++)
+                for (int t = 0; t < MOTION_COLS + 4; t++)
                     d[t] = (int)ulp_sample(prev, row + (ulp_u32)col[t], bytes_per_sample) -
                            (int)ulp_sample(cur, row + (ulp_u32)col[t], bytes_per_sample);
             }
 #pragma unroll
-            for (int t = 0; t < 8; t++) {
+            for (int t = 0; t < MOTION_COLS + 4; t++) {
 #pragma unroll
                 for (int k = 0; k < 4; k++)
                     win[t][k] = win[t][k + 1];
@@ -137,9 +137,9 @@ KERNEL motion_sad(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL ul
             }
             if (r < 0)
                 continue; /* the window fills: rows i0 - 2 .. i0 + 1 */
-            int y[8];
+            int y[MOTION_COLS + 4];
 #pragma unroll
-            for (int t = 0; t < 8; t++)
+            for (int t = 0; t < MOTION_COLS + 4; t++)
                 y[t] = motion_vertical(win[t], (int)bpc);
 #pragma unroll
             for (int o = 0; o < MOTION_COLS; o++) {

@@ -11,19 +11,19 @@
 // bits where they can exceed 32; here they are split (v = 256 h + l) so
 // 32-bit integers give the same floor (integer.rs `round_shift_split`).
 //
-// Invocation t of group (gx, gy) computes output columns 4 (128 gx + t) ..
-// + 3 of rows 16 gy .. 16 gy + 15: it slides down the band a window of
-// the differences at the 8 input columns those outputs read (the vertical
-// pass at neighbour columns is recomputed rather than shared, so no
-// barrier), reading each row's 8 samples of a frame as whole 32-bit words
-// away from the plane's edges, and sums |val| over its outputs. One
-// barrier, and invocation 0 adds the group's 128 sums into
-// partials[gy * groups_x + gx] (at most 16 * 512 * 65535 < 2^32). Integer
-// sums: the order cannot matter; libvmaf's 32-bit row sums cannot wrap
-// below 65538 columns.
+// Invocation t of group (gx, gy) computes output columns 8 (128 gx + t) ..
+// + 7 of rows 16 gy .. 16 gy + 15: it slides down the band a window of
+// the differences at the 12 input columns those outputs read (the
+// vertical pass at neighbour columns is recomputed rather than shared, so
+// no barrier), reading each row's 12 samples of a frame as 4 (8-bit) or 7
+// (16-bit) whole 32-bit words away from the plane's edges, and sums |val|
+// over its outputs. One barrier, and invocation 0 adds the group's 128
+// sums into partials[gy * groups_x + gx] (at most 16 * 1024 * 65535 <
+// 2^32). Integer sums: the order cannot matter; libvmaf's 32-bit row sums
+// cannot wrap below 65538 columns.
 #define WG 128
 #define ROWS 16
-#define COLS 4
+#define COLS 8
 
 layout(local_size_x = WG, local_size_y = 1, local_size_z = 1) in;
 
@@ -89,19 +89,22 @@ uint funnel(uint lo, uint hi, uint sh) {
     return sh == 0u ? lo : (lo >> sh) | (hi << (32u - sh));
 }
 
-// Samples start .. start + 7 of a plane, as two ivec4, read as 3 words
-// (8-bit) or 5 words (16-bit).
-#define LOAD8(word, start, lo4, hi4) \
+// Samples start .. start + 11 of a plane, as three ivec4, read as 4 words
+// (8-bit) or 7 words (16-bit).
+#define LOAD12(word, start, s0, s1, s2) \
     if (pc.bytes_per_sample == 1u) { \
         uint first = start >> 2u; \
         uint sh = (start & 3u) * 8u; \
         uint w0 = word(first, last); \
         uint w1 = word(first + 1u, last); \
         uint w2 = word(first + 2u, last); \
-        uint lo = funnel(w0, w1, sh); \
-        uint hi = funnel(w1, w2, sh); \
-        lo4 = ivec4(uvec4(lo, lo >> 8u, lo >> 16u, lo >> 24u) & 255u); \
-        hi4 = ivec4(uvec4(hi, hi >> 8u, hi >> 16u, hi >> 24u) & 255u); \
+        uint w3 = word(first + 3u, last); \
+        uint x0 = funnel(w0, w1, sh); \
+        uint x1 = funnel(w1, w2, sh); \
+        uint x2 = funnel(w2, w3, sh); \
+        s0 = ivec4(uvec4(x0, x0 >> 8u, x0 >> 16u, x0 >> 24u) & 255u); \
+        s1 = ivec4(uvec4(x1, x1 >> 8u, x1 >> 16u, x1 >> 24u) & 255u); \
+        s2 = ivec4(uvec4(x2, x2 >> 8u, x2 >> 16u, x2 >> 24u) & 255u); \
     } else { \
         uint first = start >> 1u; \
         uint sh = (start & 1u) * 16u; \
@@ -110,13 +113,42 @@ uint funnel(uint lo, uint hi, uint sh) {
         uint w2 = word(first + 2u, last); \
         uint w3 = word(first + 3u, last); \
         uint w4 = word(first + 4u, last); \
-        uint q0 = funnel(w0, w1, sh); \
-        uint q1 = funnel(w1, w2, sh); \
-        uint q2 = funnel(w2, w3, sh); \
-        uint q3 = funnel(w3, w4, sh); \
-        lo4 = ivec4(uvec4(q0, q0 >> 16u, q1, q1 >> 16u) & 65535u); \
-        hi4 = ivec4(uvec4(q2, q2 >> 16u, q3, q3 >> 16u) & 65535u); \
+        uint w5 = word(first + 5u, last); \
+        uint w6 = word(first + 6u, last); \
+        uint x0 = funnel(w0, w1, sh); \
+        uint x1 = funnel(w1, w2, sh); \
+        uint x2 = funnel(w2, w3, sh); \
+        uint x3 = funnel(w3, w4, sh); \
+        uint x4 = funnel(w4, w5, sh); \
+        uint x5 = funnel(w5, w6, sh); \
+        s0 = ivec4(uvec4(x0, x0 >> 16u, x1, x1 >> 16u) & 65535u); \
+        s1 = ivec4(uvec4(x2, x2 >> 16u, x3, x3 >> 16u) & 65535u); \
+        s2 = ivec4(uvec4(x4, x4 >> 16u, x5, x5 >> 16u) & 65535u); \
     }
+
+// Samples at four columns of a row, one at a time (near the edges).
+ivec4 prev_four(uint row, ivec4 c, uint shift, uint bits) {
+    uvec4 at = uvec4(row) + uvec4(c);
+    return ivec4(prev_sample(at.x, shift, bits), prev_sample(at.y, shift, bits), prev_sample(at.z, shift, bits),
+        prev_sample(at.w, shift, bits));
+}
+
+ivec4 cur_four(uint row, ivec4 c, uint shift, uint bits) {
+    uvec4 at = uvec4(row) + uvec4(c);
+    return ivec4(cur_sample(at.x, shift, bits), cur_sample(at.y, shift, bits), cur_sample(at.z, shift, bits),
+        cur_sample(at.w, shift, bits));
+}
+
+// Outputs o .. o + 3 from the vertical values at 8 columns from o
+// (v: columns o .. o + 3, u: o + 4 .. o + 7): output o + k reads columns
+// o + k .. o + k + 4.
+ivec4 horizontal(ivec4 v, ivec4 u) {
+    return round_shift_split(v, ivec4(v.yzw, u.x), ivec4(v.zw, u.xy), ivec4(v.w, u.xyz), u, 16);
+}
+
+ivec4 mirror4(ivec4 c, int w) {
+    return clamp(ivec4(mirror(c.x, w), mirror(c.y, w), mirror(c.z, w), mirror(c.w, w)), 0, w - 1);
+}
 
 void main() {
     uint lid = gl_LocalInvocationID.x;
@@ -130,73 +162,80 @@ void main() {
     int bpc = int(pc.bpc);
     uint acc = 0u;
     if (c0 < w) {
-        // The 8 input columns c0 - 2 .. c0 + 5, mirrored and clamped (a
+        // The 12 input columns c0 - 2 .. c0 + 9, mirrored and clamped (a
         // clamped column only feeds outputs past the plane, never summed).
-        ivec4 cl = clamp(ivec4(mirror(c0 - 2, w), mirror(c0 - 1, w), mirror(c0, w), mirror(c0 + 1, w)), 0, w - 1);
-        ivec4 ch = clamp(ivec4(mirror(c0 + 2, w), mirror(c0 + 3, w), mirror(c0 + 4, w), mirror(c0 + 5, w)), 0, w - 1);
-        // Away from the edges the 8 columns are contiguous: read as words.
-        bool inner = c0 >= 2 && c0 + 5 < w;
-        // Outputs c0 .. c0 + 3 inside the plane.
-        ivec4 inside = ivec4(lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(w)));
-        // The differences at the 8 columns (lo: c0 - 2 .., hi: c0 + 2 ..)
-        // of rows i - 2 .. i + 2.
-        ivec4 l0 = ivec4(0);
-        ivec4 l1 = ivec4(0);
-        ivec4 l2 = ivec4(0);
-        ivec4 l3 = ivec4(0);
-        ivec4 l4 = ivec4(0);
-        ivec4 h0 = ivec4(0);
-        ivec4 h1 = ivec4(0);
-        ivec4 h2 = ivec4(0);
-        ivec4 h3 = ivec4(0);
-        ivec4 h4 = ivec4(0);
+        ivec4 k0 = mirror4(ivec4(c0 - 2, c0 - 1, c0, c0 + 1), w);
+        ivec4 k1 = mirror4(ivec4(c0 + 2, c0 + 3, c0 + 4, c0 + 5), w);
+        ivec4 k2 = mirror4(ivec4(c0 + 6, c0 + 7, c0 + 8, c0 + 9), w);
+        // Away from the edges the 12 columns are contiguous: read as words.
+        bool inner = c0 >= 2 && c0 + 9 < w;
+        // Outputs c0 .. c0 + 7 inside the plane.
+        ivec4 in0 = ivec4(lessThan(ivec4(c0, c0 + 1, c0 + 2, c0 + 3), ivec4(w)));
+        ivec4 in1 = ivec4(lessThan(ivec4(c0 + 4, c0 + 5, c0 + 6, c0 + 7), ivec4(w)));
+        // The differences at the 12 columns (a: c0 - 2 .., b: c0 + 2 ..,
+        // c: c0 + 6 ..) of rows i - 2 .. i + 2.
+        ivec4 a0 = ivec4(0);
+        ivec4 a1 = ivec4(0);
+        ivec4 a2 = ivec4(0);
+        ivec4 a3 = ivec4(0);
+        ivec4 a4 = ivec4(0);
+        ivec4 b0 = ivec4(0);
+        ivec4 b1 = ivec4(0);
+        ivec4 b2 = ivec4(0);
+        ivec4 b3 = ivec4(0);
+        ivec4 b4 = ivec4(0);
+        ivec4 e0 = ivec4(0);
+        ivec4 e1 = ivec4(0);
+        ivec4 e2 = ivec4(0);
+        ivec4 e3 = ivec4(0);
+        ivec4 e4 = ivec4(0);
         for (int r = -4; r < ROWS; r++) {
             int i = i0 + r;
             if (i >= h) {
                 break;
             }
             uint row = uint(mirror(i + 2, h) * w);
-            ivec4 pl;
-            ivec4 ph;
-            ivec4 ql;
-            ivec4 qh;
+            ivec4 p0;
+            ivec4 p1;
+            ivec4 p2;
+            ivec4 q0;
+            ivec4 q1;
+            ivec4 q2;
             if (inner) {
                 uint start = row + uint(c0 - 2);
-                LOAD8(prev_word, start, pl, ph)
-                LOAD8(cur_word, start, ql, qh)
+                LOAD12(prev_word, start, p0, p1, p2)
+                LOAD12(cur_word, start, q0, q1, q2)
             } else {
-                uvec4 al = uvec4(row) + uvec4(cl);
-                uvec4 ah = uvec4(row) + uvec4(ch);
-                pl = ivec4(prev_sample(al.x, shift, bits), prev_sample(al.y, shift, bits), prev_sample(al.z, shift, bits), prev_sample(al.w, shift, bits));
-                ph = ivec4(prev_sample(ah.x, shift, bits), prev_sample(ah.y, shift, bits), prev_sample(ah.z, shift, bits), prev_sample(ah.w, shift, bits));
-                ql = ivec4(cur_sample(al.x, shift, bits), cur_sample(al.y, shift, bits), cur_sample(al.z, shift, bits), cur_sample(al.w, shift, bits));
-                qh = ivec4(cur_sample(ah.x, shift, bits), cur_sample(ah.y, shift, bits), cur_sample(ah.z, shift, bits), cur_sample(ah.w, shift, bits));
+                p0 = prev_four(row, k0, shift, bits);
+                p1 = prev_four(row, k1, shift, bits);
+                p2 = prev_four(row, k2, shift, bits);
+                q0 = cur_four(row, k0, shift, bits);
+                q1 = cur_four(row, k1, shift, bits);
+                q2 = cur_four(row, k2, shift, bits);
             }
-            l0 = l1;
-            l1 = l2;
-            l2 = l3;
-            l3 = l4;
-            l4 = pl - ql;
-            h0 = h1;
-            h1 = h2;
-            h2 = h3;
-            h3 = h4;
-            h4 = ph - qh;
+            a0 = a1;
+            a1 = a2;
+            a2 = a3;
+            a3 = a4;
+            a4 = p0 - q0;
+            b0 = b1;
+            b1 = b2;
+            b2 = b3;
+            b3 = b4;
+            b4 = p1 - q1;
+            e0 = e1;
+            e1 = e2;
+            e2 = e3;
+            e3 = e4;
+            e4 = p2 - q2;
             if (r < 0) {
                 continue; // the window fills: rows i0 - 2 .. i0 + 1
             }
-            ivec4 yl = vertical(l0, l1, l2, l3, l4, bpc);
-            ivec4 yh = vertical(h0, h1, h2, h3, h4, bpc);
-            // Output c0 + o reads columns o .. o + 4 of the 8.
-            ivec4 val = round_shift_split(
-                yl,
-                ivec4(yl.yzw, yh.x),
-                ivec4(yl.zw, yh.xy),
-                ivec4(yl.w, yh.xyz),
-                yh,
-                16);
-            uvec4 a = uvec4(abs(val) * inside);
-            acc += a.x + a.y + a.z + a.w;
+            ivec4 ya = vertical(a0, a1, a2, a3, a4, bpc);
+            ivec4 yb = vertical(b0, b1, b2, b3, b4, bpc);
+            ivec4 ye = vertical(e0, e1, e2, e3, e4, bpc);
+            uvec4 s = uvec4(abs(horizontal(ya, yb)) * in0 + abs(horizontal(yb, ye)) * in1);
+            acc += s.x + s.y + s.z + s.w;
         }
     }
     sums[lid] = acc;

@@ -19,21 +19,22 @@ use std::sync::Arc;
 
 /// `motion_sad` (kernels/motion.cl, shaders/motion_sad.comp): integer
 /// motion's SAD (integer_motion.c `motion_score_pipeline_8/16`, bit for
-/// bit) of the luma of `prev` against `cur`. Launch `[ceil(width / 512),
+/// bit) of the luma of `prev` against `cur`. Launch `[ceil(width / 1024),
 /// ceil(height / 16), 1]` groups of 128: group `(gx, gy)` writes, at
-/// `partials[gy * groups_x + gx]`, Σ |val| over columns `512 gx ..
-/// 512 gx + 511` and rows `16 gy .. 16 gy + 15` (clipped to the plane),
+/// `partials[gy * groups_x + gx]`, Σ |val| over columns `1024 gx ..
+/// 1024 gx + 1023` and rows `16 gy .. 16 gy + 15` (clipped to the plane),
 /// where `val` is the blurred difference at a pixel. Buffers: prev, cur
 /// (luma samples, 1 or 2 bytes, little-endian), partials (u32). Scalars:
 /// width, height, bytes per sample, bit depth.
 ///
-/// Each work item owns 4 output columns of a 16-row band: it slides down
-/// the band a window of the differences at the 8 columns those outputs
+/// Each work item owns 8 output columns of a 16-row band: it slides down
+/// the band a window of the differences at the 12 columns those outputs
 /// read, recomputing the vertical pass at neighbour columns rather than
 /// sharing it (no barrier but the one before the group's sum), and reads
-/// a row's 8 samples of a frame as 3 to 5 whole 32-bit words away from the
-/// plane's edges: about 1.5 loads an output at 8 bits (a CPU driver such
-/// as lavapipe pays per load; a GPU gets coalesced words). The C sums
+/// a row's 12 samples of a frame as 4 (8-bit) or 7 (16-bit) whole 32-bit
+/// words away from the plane's edges: 1.25 loads an output at 8 bits (a
+/// CPU driver such as lavapipe pays per load, about 13 cycles a lane in
+/// Mesa 22; a GPU gets coalesced words). The C sums
 /// products in 64 bits where they can exceed 32; the kernel splits them
 /// into exact 32-bit halves (`integer::round_shift_split`). The sum of
 /// |val| is an integer, so how the work is cut cannot change it; libvmaf's
@@ -45,7 +46,7 @@ pub static MOTION_SAD: KernelSpec =
 /// Rows of a `motion_sad` band (`MOTION_ROWS` in the C dialect).
 pub const MOTION_ROWS: usize = 16;
 /// Output columns of a `motion_sad` work item (`MOTION_COLS`).
-pub const MOTION_COLS: usize = 4;
+pub const MOTION_COLS: usize = 8;
 
 /// `float_motion_rows` (kernels/motion.cl, shaders/float_motion_rows.comp):
 /// float_motion's blur of one plane of both frames and each row's SAD. One
