@@ -216,7 +216,9 @@ fn bad_options_and_small_frames_are_clear_through_the_binary() {
         write(
             dir.path(),
             name,
-            &format!("{HEADER}features:\n{features}backends: {{cpu: {{}}, golden: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n{fixture}"),
+            &format!(
+                "{HEADER}features:\n{features}backends: {{cpu: {{}}, golden: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n{fixture}"
+            ),
         )
     };
     let validate = |g: &std::path::Path| {
@@ -249,7 +251,9 @@ fn bad_options_and_small_frames_are_clear_through_the_binary() {
         let g = write(
             dir.path(),
             "tiny.yaml",
-            &format!("{HEADER}features:\n{features}backends: {{cpu: {{}}, opencl: {{}}}}\npairs: [[cpu, opencl]]\nfixtures:\n{tiny}"),
+            &format!(
+                "{HEADER}features:\n{features}backends: {{cpu: {{}}, opencl: {{}}}}\npairs: [[cpu, opencl]]\nfixtures:\n{tiny}"
+            ),
         );
         let json = dir.path().join("tiny.json");
         let out = ulpgate().arg("run").arg(&g).arg("--json-out").arg(&json).arg("--quiet").output().unwrap();

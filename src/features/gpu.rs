@@ -172,12 +172,7 @@ impl Recent {
 
 impl PairSource for Recent {
     fn geometry(&self) -> Geometry {
-        self.geometry.unwrap_or(Geometry {
-            width: 0,
-            height: 0,
-            bit_depth: 8,
-            chroma: crate::fixture::Chroma::Yuv400,
-        })
+        self.geometry.unwrap_or(Geometry { width: 0, height: 0, bit_depth: 8, chroma: crate::fixture::Chroma::Yuv400 })
     }
 
     fn frames(&self) -> usize {

@@ -14,9 +14,12 @@ use crate::fixture::{Frame, Geometry, PairSource};
 use crate::scores::Scores;
 use anyhow::{Result, ensure};
 
-/// motion_tools.h `FILTER_5_s`.
+/// motion_tools.h `FILTER_5_s`, with libvmaf's digits (each literal
+/// rounds to the same f32 as in C).
+#[allow(clippy::excessive_precision)]
 pub const FILTER_5: [f32; 5] = [0.054488685, 0.244201342, 0.402619947, 0.244201342, 0.054488685];
-/// motion_tools.h `FILTER_3_s`.
+/// motion_tools.h `FILTER_3_s`, with libvmaf's digits.
+#[allow(clippy::excessive_precision)]
 pub const FILTER_3: [f32; 3] = [0.166378498, 0.667243004, 0.166378498];
 /// motion_tools.h `FILTER_5_NO_OP_s`.
 pub const FILTER_5_NO_OP: [f32; 5] = [0.0, 0.0, 1.0, 0.0, 0.0];
@@ -94,9 +97,10 @@ pub struct Strips {
 /// `convolution_x_c_s`), and, given the previous frame's blurred plane,
 /// the scale-0 SAD sum of |prev - out| ([`sad_sum`]; 0 without).
 ///
-/// Per pixel the operations are libvmaf's: `accum = 0; accum += filter[k]
-/// * src[..]` for k in order, in f32 without FMA, borders mirrored; each
-/// row's SAD in pixel order, the rows in order ([`sad_rows`]). They run a
+/// Per pixel the operations are libvmaf's:
+/// `accum = 0; accum += filter[k] * src[..]` for k in order, in f32
+/// without FMA, borders mirrored; each row's SAD in pixel order, the rows
+/// in order ([`sad_rows`]). They run a
 /// strip of eight rows at a time (the picture rows the strip reads, its
 /// vertical pass, its horizontal pass, its SAD), so a strip's data stays
 /// in the core's cache, and the compiler vectorises each row across pixels.
@@ -365,9 +369,9 @@ impl FloatMotion {
         );
         let raw = if p.force_zero { vec![0.0; frames] } else { raw };
         let (motion, s) = sequence::float(&raw, p);
-        for i in 0..frames {
+        for (i, &m) in motion.iter().enumerate().take(frames) {
             if let Some(name) = &self.names.motion {
-                scores.record(name, i, motion[i]);
+                scores.record(name, i, m);
             }
             scores.record(&self.names.motion2, i, s.motion2[i]);
             scores.record(&self.names.motion3, i, s.motion3[i]);
@@ -512,10 +516,13 @@ mod tests {
             for bit_depth in [8u8, 10, 16] {
                 let max = (1u32 << bit_depth) - 1;
                 let sample = |k: usize, salt: usize| ((k * 7919 + salt * 104729) % (max as usize + 1)) as u16;
-                let (p, c): (Vec<u16>, Vec<u16>) = ((0..w * h).map(|k| sample(k, 1)).collect(), (0..w * h).map(|k| sample(k, 2)).collect());
+                let (p, c): (Vec<u16>, Vec<u16>) =
+                    ((0..w * h).map(|k| sample(k, 1)).collect(), (0..w * h).map(|k| sample(k, 2)).collect());
                 // picture_copy, as the C computes it.
-                let floats = |v: &[u16]| -> Vec<f32> { v.iter().map(|&v| f32::from(v) / scaler(bit_depth) + -128.0).collect() };
-                let (p8, c8): (Vec<u8>, Vec<u8>) = (p.iter().map(|&v| v as u8).collect(), c.iter().map(|&v| v as u8).collect());
+                let floats =
+                    |v: &[u16]| -> Vec<f32> { v.iter().map(|&v| f32::from(v) / scaler(bit_depth) + -128.0).collect() };
+                let (p8, c8): (Vec<u8>, Vec<u8>) =
+                    (p.iter().map(|&v| v as u8).collect(), c.iter().map(|&v| v as u8).collect());
                 let luma = |v16: &'_ [u16], v8: &'_ [u8]| -> Vec<f32> {
                     if bit_depth == 8 { v8.iter().map(|&v| f32::from(v) + -128.0).collect() } else { floats(v16) }
                 };

@@ -297,11 +297,7 @@ pub fn luma(bytes: &[u8], bit_depth: u8) -> Luma<'_> {
 }
 
 /// The CPU extractor of `motion` (and with `v2` of `motion_v2`).
-pub fn cpu_extractor(
-    geometry: &Geometry,
-    options: &crate::features::Options,
-    v2: bool,
-) -> Result<Box<dyn Extractor>> {
+pub fn cpu_extractor(geometry: &Geometry, options: &crate::features::Options, v2: bool) -> Result<Box<dyn Extractor>> {
     let motion = Integer::new(geometry, options, v2)?;
     let window = Window { lookback: motion.back() };
     Ok(Box::new(IntegerCpu {
@@ -375,8 +371,7 @@ mod tests {
                 .collect();
             let mut row = 0u32;
             for j in 0..w {
-                let acc: i64 =
-                    (0..5).map(|k| i64::from(FILTER[k]) * y[mirror(j as isize - 2 + k as isize, w)]).sum();
+                let acc: i64 = (0..5).map(|k| i64::from(FILTER[k]) * y[mirror(j as isize - 2 + k as isize, w)]).sum();
                 row = row.wrapping_add((((acc + (1 << 15)) >> 16) as i32).unsigned_abs());
             }
             total += u64::from(row);
@@ -432,7 +427,8 @@ mod tests {
                 let (p, c) = (plane(), plane());
                 let want = sad_c(&p, &c, w, h, u32::from(bpc));
                 let got = if bpc == 8 {
-                    let (p8, c8): (Vec<u8>, Vec<u8>) = (p.iter().map(|&v| v as u8).collect(), c.iter().map(|&v| v as u8).collect());
+                    let (p8, c8): (Vec<u8>, Vec<u8>) =
+                        (p.iter().map(|&v| v as u8).collect(), c.iter().map(|&v| v as u8).collect());
                     sad(Luma::U8(&p8), Luma::U8(&c8), w, h, bpc, &mut Scratch::default())
                 } else {
                     let (p16, c16): (Vec<u16>, Vec<u16>) =
