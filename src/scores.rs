@@ -37,6 +37,12 @@ impl Scores {
         self.metrics.values().map(Vec::len).max().unwrap_or(0)
     }
 
+    /// Removes `metric` and returns its values (a temporal feature's
+    /// per-frame intermediate, consumed by its sequence rules).
+    pub fn take(&mut self, metric: &str) -> Option<Vec<f64>> {
+        self.metrics.remove(metric)
+    }
+
     /// Keeps only `names`, in no particular order.
     pub fn retain(&mut self, names: &[String]) {
         self.metrics.retain(|k, _| names.contains(k));

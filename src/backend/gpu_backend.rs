@@ -51,12 +51,11 @@ impl Backend for GpuBackend {
         let fixture = (request.frames)().map_err(|e| e.to_string())?;
         let counting = CountingGpu::new(self.gpu.clone());
         let make = || factory(counting.clone(), &fixture.geometry, &request.feature.options);
-        let scores = if imp.temporal {
-            make().and_then(|ex| features::run_extractor(ex, &fixture, request.on_frame))
-        } else {
+        // Temporal features too: they are windowed (features/gpu.rs), so
+        // their frames spread over workers and frames in flight as well.
+        let scores =
             score_parallel(&make, fixture.as_ref(), worker_threads(&self.device, fixture.frames()), request.on_frame)
-        }
-        .map_err(|e| format!("{e:#}"))?;
+                .map_err(|e| format!("{e:#}"))?;
         let mut device = counting.device().clone();
         device.backend = self.device.backend.clone();
         Ok(SideOutput { scores, frames: fixture.frames(), device, dispatches: Some(counting.dispatches()) })

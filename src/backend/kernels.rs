@@ -24,6 +24,7 @@ pub const FAMILIES: &[(&str, &str)] = &[
     ("vif", include_str!("../../kernels/vif.cl")),
     ("float_vif", include_str!("../../kernels/float_vif.cl")),
     ("ssim", include_str!("../../kernels/ssim.cl")),
+    ("motion", include_str!("../../kernels/motion.cl")),
     ("selftest", include_str!("../../kernels/selftest.cl")),
 ];
 

@@ -79,6 +79,10 @@ pub struct Args {
     /// machine).
     #[arg(long, default_value_t = 1, value_name = "N")]
     rounds: usize,
+    /// driver), and for the CPU reference the workers its frames are spread
+    /// over, as libvmaf's `--threads` (default 1).
+    #[arg(long, value_name = "N")]
+    threads: Option<usize>,
     /// Clip mode: bytes per upload of the bandwidth measurement, in MiB.
     #[arg(long, default_value_t = 32, value_name = "MIB")]
     bandwidth_mib: usize,

@@ -1,12 +1,67 @@
 //! The frame pipeline every feature's GPU host code runs in: several frames
 //! in flight, each on its own stream with its own buffers, so uploads,
 //! kernels and readbacks of consecutive frames overlap.
+//!
+//! # Temporal features: windows, not carried state
+//!
+//! A temporal feature's score of frame `i` reads other frames: integer
+//! motion the previous reference (with `motion_five_frame_window`, the one
+//! two back), float motion the blurred previous reference, and motion2 and
+//! motion3 the next frame's score. libvmaf carries that state from call to
+//! call (`prev_ref`, a ring of three blurred frames) and scores the
+//! sequence's end in `flush`. Carried state would tie a feature to one
+//! worker and one stream with every frame waiting for the one before; at
+//! 1080p that cannot reach 2,000 frames a second on an H100, where every
+//! other feature keeps several frames in flight on several host threads.
+//!
+//! So a temporal feature is *windowed* ([`super::Extractor::window`]):
+//!
+//! 1. **Each frame reads its own window.** The pipeline names the frames
+//!    its input buffers hold relative to the scored one
+//!    ([`GpuPipeline::input_frames`]; motion: the previous reference and
+//!    this one), and the driver uploads them into that frame's slot, as it
+//!    uploads any feature's pair. Nothing is shared between slots, streams
+//!    or workers, so frames stay independent: [`score_parallel`] spreads
+//!    them over host threads and each keeps [`IN_FLIGHT`] frames in flight,
+//!    exactly as for a non-temporal feature. A frame before the first
+//!    (frame 0's previous) reads frame 0; the pipeline's `finish` knows the
+//!    index and records what libvmaf records there (motion: 0).
+//! 2. **The neighbour's work is recomputed** where it is needed (float
+//!    motion blurs the previous reference again in the frame that needs it)
+//!    instead of being kept on the device for the next frame.
+//! 3. **Cross-frame rules run once, on the host, in frame order**
+//!    ([`GpuPipeline::finish_sequence`], libvmaf's `flush`): after every
+//!    frame's per-frame values have come back and the workers' scores are
+//!    merged, motion2 takes the minimum with the next frame, motion3 blends
+//!    and averages. They are a few operations a frame on doubles, the same
+//!    code as the CPU reference's, so they cannot differ.
+//!
+//! Why not a device-side ring of blurred frames (upload each frame once,
+//! keep the last blurs resident)? Frame `i`'s kernels would read buffers
+//! that frame `i - 1`'s stream writes: streams would wait on each other
+//! (the [`crate::backend::gpu::Stream`] trait has no cross-stream events,
+//! and would need them in three APIs), a worker could only take a
+//! contiguous run of frames, and a slot could not be reused before the next
+//! frame had read it. What it would save is small: the motion features read
+//! only the reference, so uploading the previous reference too is two luma
+//! planes a frame, what every luma feature uploads (the reference and the
+//! distorted); and recomputing a 5-tap blur is a small part of a frame's
+//! work on a GPU. Per-frame values in, sequence rules out also keeps the
+//! sequence logic in one place for the CPU reference and every backend.
+//!
+//! Shard and cell semantics are unchanged: a side scores every frame of
+//! the fixture, and the sequence rules see all of them. A worker of a
+//! windowed feature takes a contiguous run of frames (round robin
+//! otherwise), so a CPU extractor can reuse the previous frame's work when
+//! its frames come in order ([`Recent`] lets plain `extract` callers, which
+//! give frames one by one, use the same code).
 
 use super::Extractor;
 use crate::backend::gpu::{Buffer, Gpu, Stream};
-use crate::fixture::{Frame, Geometry, PairSource};
+use crate::fixture::{FixtureError, Frame, Geometry, PairSource};
 use crate::scores::Scores;
 use anyhow::{Context, Result, bail};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// Frames in flight per extractor.
@@ -37,6 +92,112 @@ pub trait GpuPipeline: Send + 'static {
 
     /// Turns one frame's downloads (in recording order) into scores.
     fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()>;
+
+    /// Which frame and side the driver uploads into each of
+    /// [`GpuPipeline::inputs`], relative to the scored frame: by default
+    /// its reference and its distorted picture. A temporal pipeline names
+    /// earlier frames (motion: the previous reference, then this one); one
+    /// before the first frame reads frame 0.
+    fn input_frames(&self) -> [FrameInput; 2] {
+        [FrameInput::REFERENCE, FrameInput::DISTORTED]
+    }
+
+    /// The cross-frame rules of a temporal feature (libvmaf's `flush`),
+    /// run once over every frame's [`GpuPipeline::finish`]ed values, in
+    /// frame order. Nothing by default.
+    fn finish_sequence(&self, _scores: &mut Scores, _frames: usize) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// One input buffer's frame: `back` frames before the scored one, of the
+/// reference or the distorted side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameInput {
+    pub back: usize,
+    pub distorted: bool,
+}
+
+impl FrameInput {
+    /// The scored frame's reference.
+    pub const REFERENCE: FrameInput = FrameInput { back: 0, distorted: false };
+    /// The scored frame's distorted picture.
+    pub const DISTORTED: FrameInput = FrameInput { back: 0, distorted: true };
+
+    /// The frame it reads when frame `index` is scored (frame 0 before the
+    /// first).
+    pub fn frame(self, index: usize) -> usize {
+        index.saturating_sub(self.back)
+    }
+}
+
+/// The frames a windowed temporal extractor reads beside the scored one
+/// ([`super::Extractor::window`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// How many frames before the scored one it reads (motion: 1; with
+    /// `motion_five_frame_window`: 2).
+    pub lookback: usize,
+}
+
+/// The frames a windowed extractor was last given through
+/// [`Extractor::extract`], as a [`PairSource`]: callers that hand frames
+/// over one by one (benchmarks, tests) then run the same
+/// [`Extractor::extract_at`] code as the engine, which reads any frame by
+/// index. Frames must come in order; it keeps the last `lookback + 1`.
+#[derive(Default)]
+pub struct Recent {
+    geometry: Option<Geometry>,
+    keep: usize,
+    frames: VecDeque<(usize, Frame, Frame)>,
+}
+
+impl Recent {
+    pub fn new(window: Window) -> Self {
+        Recent { geometry: None, keep: window.lookback + 1, frames: VecDeque::new() }
+    }
+
+    /// Adds frame `index` (forgetting what falls out of the window).
+    pub fn push(&mut self, index: usize, reference: &Frame, distorted: &Frame) {
+        if self.frames.back().is_some_and(|(last, _, _)| index != last + 1) {
+            self.frames.clear();
+        }
+        self.geometry = Some(reference.geometry);
+        self.frames.push_back((index, reference.clone(), distorted.clone()));
+        while self.frames.len() > self.keep.max(1) {
+            self.frames.pop_front();
+        }
+    }
+}
+
+impl PairSource for Recent {
+    fn geometry(&self) -> Geometry {
+        self.geometry.unwrap_or(Geometry { width: 0, height: 0, bit_depth: 8, chroma: crate::fixture::Chroma::Yuv400 })
+    }
+
+    fn frames(&self) -> usize {
+        self.frames.back().map_or(0, |(i, _, _)| i + 1)
+    }
+
+    fn read_bytes(&self, index: usize, distorted: bool, dst: &mut [u8]) -> Result<(), FixtureError> {
+        let frame = self.frame(index, distorted)?;
+        let bytes = frame.samples.as_bytes();
+        if dst.len() > bytes.len() {
+            return Err(FixtureError::Invalid(format!("{} bytes asked of a {}-byte frame", dst.len(), bytes.len())));
+        }
+        dst.copy_from_slice(&bytes[..dst.len()]);
+        Ok(())
+    }
+
+    fn frame(&self, index: usize, distorted: bool) -> Result<Frame, FixtureError> {
+        let found = self.frames.iter().find(|(i, _, _)| *i == index);
+        found.map(|(_, r, d)| if distorted { d.clone() } else { r.clone() }).ok_or_else(|| {
+            FixtureError::Invalid(format!(
+                "frame {index} was not among the last {} given in order to a windowed extractor's extract",
+                self.keep
+            ))
+        })
+    }
 }
 
 struct Slot<S> {
@@ -52,6 +213,8 @@ pub struct GpuExtractor<P: GpuPipeline> {
     /// The slot the next frame goes to (round robin, whatever the frame
     /// indices: a worker of [`score_parallel`] sees every T-th frame).
     next: usize,
+    /// A windowed pipeline's last frames given through `extract`.
+    recent: Recent,
     // Keeps the context alive as long as its buffers and streams.
     _gpu: Arc<dyn Gpu>,
 }
@@ -63,7 +226,8 @@ impl<P: GpuPipeline> GpuExtractor<P> {
                 Ok(Slot { stream: gpu.create_stream()?, buffers: pipeline.new_slot(gpu.as_ref())?, pending: None })
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Box::new(GpuExtractor { pipeline, slots, next: 0, _gpu: gpu }))
+        let recent = Recent::new(window_of(&pipeline).unwrap_or(Window { lookback: 0 }));
+        Ok(Box::new(GpuExtractor { pipeline, slots, next: 0, recent, _gpu: gpu }))
     }
 
     /// Bytes uploaded per side: the pipeline's planes.
@@ -144,18 +308,32 @@ impl<P: GpuPipeline> GpuDriver for GpuExtractor<P> {
         let i = self.take_slot(out)?;
         let bytes = self.upload_bytes();
         let slot = &mut self.slots[i];
-        let [r, d] = self.pipeline.inputs(&slot.buffers);
-        for (buffer, distorted) in [(r, false), (d, true)] {
+        let inputs = self.pipeline.inputs(&slot.buffers);
+        for (buffer, input) in inputs.into_iter().zip(self.pipeline.input_frames()) {
+            let (frame, distorted) = (input.frame(index), input.distorted);
             slot.stream
-                .upload_with(buffer, 0, bytes, &mut |staging| Ok(source.read_bytes(index, distorted, staging)?))
+                .upload_with(buffer, 0, bytes, &mut |staging| Ok(source.read_bytes(frame, distorted, staging)?))
                 .with_context(|| format!("frame {index}"))?;
         }
         self.launch(i, index).with_context(|| format!("frame {index}"))
     }
 }
 
+/// A pipeline's window: `Some` when an input reads an earlier frame.
+fn window_of<P: GpuPipeline>(pipeline: &P) -> Option<Window> {
+    let lookback = pipeline.input_frames().iter().map(|f| f.back).max().unwrap_or(0);
+    (lookback > 0).then_some(Window { lookback })
+}
+
 impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
+        if window_of(&self.pipeline).is_some() {
+            let mut recent = std::mem::take(&mut self.recent);
+            recent.push(index, reference, distorted);
+            let result = self.extract_from(index, &recent, out);
+            self.recent = recent;
+            return result;
+        }
         let i = self.take_slot(out)?;
         let bytes = self.upload_bytes();
         let slot = &mut self.slots[i];
@@ -167,6 +345,18 @@ impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
 
     fn gpu_driver(&mut self) -> Option<&mut dyn GpuDriver> {
         Some(self)
+    }
+
+    fn window(&self) -> Option<Window> {
+        window_of(&self.pipeline)
+    }
+
+    fn extract_at(&mut self, index: usize, source: &dyn PairSource, out: &mut Scores) -> Result<()> {
+        self.extract_from(index, source, out)
+    }
+
+    fn finish_sequence(&self, scores: &mut Scores, frames: usize) -> Result<()> {
+        self.pipeline.finish_sequence(scores, frames)
     }
 
     fn flush(&mut self, out: &mut Scores) -> Result<()> {
@@ -192,10 +382,14 @@ pub fn planes_bytes(geometry: &Geometry, planes: usize) -> usize {
 }
 
 /// Scores every frame pair of `source` with `threads` workers, each driving
-/// its own extractor over every `threads`-th frame. A GPU extractor (its own
-/// streams and buffers, frames in flight) reads frames straight into its
-/// staging memory; a CPU extractor gets them decoded from `source`. Only
-/// for features whose frames are independent (not `temporal`).
+/// its own extractor through [`Extractor::extract_at`]: a GPU extractor
+/// (its own streams and buffers, frames in flight) reads frames straight
+/// into its staging memory; a CPU extractor gets them decoded from `source`.
+/// A worker takes every `threads`-th frame, or, for a windowed extractor, a
+/// contiguous run of frames (so it can reuse its previous frame's work);
+/// the merged scores then go through [`Extractor::finish_sequence`] once.
+/// A temporal feature must be windowed (its extractors say so); a
+/// non-windowed extractor's frames must be independent.
 pub fn score_parallel(
     extractor: &(dyn Fn() -> Result<Box<dyn Extractor>> + Sync),
     source: &dyn PairSource,
@@ -204,11 +398,17 @@ pub fn score_parallel(
 ) -> Result<Scores> {
     let frames = source.frames();
     let threads = threads.clamp(1, frames.max(1));
-    let parts: Vec<Result<Scores>> = std::thread::scope(|scope| {
+    type Part = (Vec<usize>, Scores, Box<dyn Extractor>);
+    let parts: Vec<Result<Part>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|k| {
-                scope.spawn(move || -> Result<Scores> {
+                scope.spawn(move || -> Result<Part> {
                     let mut ext = extractor()?;
+                    let mine: Vec<usize> = if ext.window().is_some() {
+                        (k * frames / threads..(k + 1) * frames / threads).collect()
+                    } else {
+                        (k..frames).step_by(threads).collect()
+                    };
                     let mut scores = Scores::default();
                     // A CPU extractor's frames, their storage reused from
                     // frame to frame.
@@ -222,10 +422,12 @@ pub fn score_parallel(
                                 ext.extract(index, reference, distorted, &mut scores)?;
                             }
                         }
+                    for &index in &mine {
+                        ext.extract_at(index, source, &mut scores)?;
                         on_frame();
                     }
                     ext.flush(&mut scores)?;
-                    Ok(scores)
+                    Ok((mine, scores, ext))
                 })
             })
             .collect();
@@ -235,15 +437,20 @@ pub fn score_parallel(
             .collect()
     });
     let mut scores = Scores::default();
-    for (k, part) in parts.into_iter().enumerate() {
-        let part = part?;
+    let mut first: Option<Box<dyn Extractor>> = None;
+    for part in parts {
+        let (mine, part, ext) = part?;
         for (metric, values) in part.metrics() {
-            for index in (k..frames).step_by(threads) {
+            for &index in &mine {
                 scores.record(metric, index, values.get(index).copied().unwrap_or(f64::NAN));
             }
         }
+        first.get_or_insert(ext);
     }
     scores.pad_to(frames);
+    if let Some(ext) = first {
+        ext.finish_sequence(&mut scores, frames)?;
+    }
     Ok(scores)
 }
 

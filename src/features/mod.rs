@@ -8,6 +8,7 @@ pub mod ciede;
 pub mod cambi;
 pub mod gpu;
 pub mod moment;
+pub mod motion;
 pub mod options;
 pub mod picture;
 pub mod psnr;
@@ -19,7 +20,7 @@ pub mod vif;
 pub mod ssim;
 
 use crate::backend::gpu::Gpu;
-use crate::fixture::{Frame, Geometry, LoadedFixture};
+use crate::fixture::{Frame, Geometry, LoadedFixture, PairSource};
 use crate::scores::Scores;
 use anyhow::Result;
 use serde_json::Value;
@@ -44,6 +45,34 @@ pub trait Extractor: Send {
     fn gpu_driver(&mut self) -> Option<&mut dyn gpu::GpuDriver> {
         None
     }
+
+    /// `Some` for a *windowed* temporal extractor: one whose score of frame
+    /// `i` reads the earlier frames it needs from the source
+    /// ([`Extractor::extract_at`]) instead of carrying them from call to
+    /// call, and whose cross-frame rules (libvmaf's `flush`: motion2's
+    /// minimum with the next frame, motion3) run once over the whole
+    /// sequence ([`Extractor::finish_sequence`]). The engine may then score
+    /// its frames on several workers, in any order (gpu.rs says why and how).
+    fn window(&self) -> Option<gpu::Window> {
+        None
+    }
+
+    /// Scores frame `index` of `source`, reading what it needs from it: a
+    /// windowed extractor also reads earlier frames; a GPU extractor reads
+    /// straight into its upload staging. The default reads the pair and
+    /// calls [`Extractor::extract`].
+    fn extract_at(&mut self, index: usize, source: &dyn PairSource, out: &mut Scores) -> Result<()> {
+        let (r, d) = (source.frame(index, false)?, source.frame(index, true)?);
+        self.extract(index, &r, &d, out)
+    }
+
+    /// Called once on the scores of every frame of the fixture, in frame
+    /// order, after every worker's [`Extractor::flush`]: a windowed
+    /// extractor turns its per-frame values into the final metrics here
+    /// (libvmaf's `flush`). Nothing by default.
+    fn finish_sequence(&self, _scores: &mut Scores, _frames: usize) -> Result<()> {
+        Ok(())
+    }
 }
 
 pub type CpuFactory = fn(&Geometry, &Options) -> Result<Box<dyn Extractor>>;
@@ -65,8 +94,11 @@ pub struct FeatureImpl {
     /// Every kernel the GPU pipeline may load (tests check each one's
     /// dialects against its spec; a kernel listed nowhere is an error).
     pub kernels: &'static [&'static crate::backend::gpu::KernelSpec],
-    /// Whether a frame's score depends on earlier frames (motion): such a
-    /// feature sees its frames in order, on one worker.
+    /// Whether a frame's score depends on other frames (motion). Its
+    /// extractors must be windowed ([`Extractor::window`]): each frame's
+    /// score reads the earlier frames it needs, and the cross-frame rules
+    /// run once over the whole sequence, so the engine still spreads its
+    /// frames over workers and frames in flight (features/gpu.rs).
     pub temporal: bool,
     /// Why libvmaf's extractor refuses input of this geometry (cambi below
     /// its minimum size, a bit depth it does not take), in libvmaf's terms;
@@ -96,6 +128,9 @@ static IMPLEMENTATIONS: &[&FeatureImpl] = &[
     &ansnr::FLOAT_ANSNR,
     &ssim::FLOAT_SSIM,
     &ssim::FLOAT_MS_SSIM,
+    &motion::MOTION,
+    &motion::FLOAT_MOTION,
+    &motion::MOTION_V2,
 ];
 
 /// Every feature implemented in this build.
@@ -127,11 +162,17 @@ pub fn run_extractor(
     on_frame: &dyn Fn(),
 ) -> Result<Scores> {
     let mut scores = Scores::default();
+    let windowed = extractor.window().is_some();
     for (i, (r, d)) in fixture.reference.iter().zip(&fixture.distorted).enumerate() {
-        extractor.extract(i, r, d, &mut scores)?;
+        if windowed {
+            extractor.extract_at(i, fixture, &mut scores)?;
+        } else {
+            extractor.extract(i, r, d, &mut scores)?;
+        }
         on_frame();
     }
     extractor.flush(&mut scores)?;
+    extractor.finish_sequence(&mut scores, fixture.frames())?;
     Ok(scores)
 }
 
