@@ -4,29 +4,12 @@
 mod common;
 use common::*;
 
-/// Cells of the default gate's golden pairs: each gate feature on each
-/// recorded pair that holds its recording (the lusoris fork's extractors
-/// were recorded on 4 of the 8: fixtures/reference/README.md).
-fn recorded_cells() -> usize {
-    let scores = root().join("fixtures/reference/scores");
-    let pairs: Vec<std::path::PathBuf> = std::fs::read_dir(&scores)
-        .unwrap()
-        .flat_map(|fx| std::fs::read_dir(fx.unwrap().path()).unwrap().map(|d| d.unwrap().path()))
-        .collect();
-    assert_eq!(pairs.len(), 8);
-    gate_features("gates/default.yaml")
-        .iter()
-        .map(|f| pairs.iter().filter(|p| p.join(format!("{f}.json")).exists()).count())
-        .sum()
-}
-
 #[test]
 fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
     let dir = tempfile::tempdir().unwrap();
     let (json, md) = (dir.path().join("r.json"), dir.path().join("r.md"));
     let out = ulpgate()
         .args(["run", "--backends", "golden,fork,cpu", "--json-out"])
-        .args(["run", "--backends", "golden,golden_fork,cpu", "--json-out"])
         .arg(&json)
         .arg("--md-out")
         .arg(&md)
@@ -36,18 +19,13 @@ fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(report["schema_version"], 1);
     let cells = report["cells"].as_array().unwrap();
-    // Every feature of the gate on each of the 8 recorded pairs, each held
-    // to libvmaf within 1e-6, except where libvmaf itself refused the input
-    // (cambi below 216x216): SKIP with its reason.
-    let expected = gate_features("gates/default.yaml").len() * 8;
     // Every recording of every feature of the gate (upstream libvmaf's on
     // the 8 recorded pairs, the fork's on the 4 it recorded), each held to
     // it within 1e-6: a feature left out of the recorded pairs fails here.
     let expected = recorded_cells("gates/default.yaml");
     assert!(expected >= gate_features("gates/default.yaml").len() * 4);
-    // Every feature of the gate on each recorded pair that has its
-    // recording, each held to libvmaf within 1e-6.
-    let expected = recorded_cells();
+    // libvmaf itself refused some inputs (cambi below 216x216): those cells
+    // SKIP with its reason.
     assert_eq!(cells.len(), expected);
     let mut skipped = 0;
     for c in cells {
@@ -72,14 +50,6 @@ fn default_gate_pins_the_cpu_to_libvmaf_and_skips_absent_gpus_with_a_reason() {
             // Full precision (%.17g): exact doubles.
             "fork" => assert!(tool.starts_with("lusoris fork"), "{c}"),
             other => panic!("unexpected recorder {other}: {c}"),
-        if c["backend_a"] == "golden" {
-            assert_eq!(c["tolerance_source"], "pair:golden-vs-cpu");
-            assert!(tool.starts_with("libvmaf 3.2.0"), "{c}");
-            assert!(worst > 0.0, "printed %.6f values differ a little from full precision: {worst}");
-        } else {
-            // The fork's recordings, printed at %.17g.
-            assert_eq!(c["tolerance_source"], "pair:golden_fork-vs-cpu");
-            assert!(tool.starts_with("lusoris fork"), "{c}");
         }
     }
     let md = std::fs::read_to_string(&md).unwrap();
@@ -135,7 +105,7 @@ fn two_runs_give_identical_reports_apart_from_timing() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = (dir.path().join("a.json"), dir.path().join("b.json"));
     for p in [&a, &b] {
-        ulpgate().args(["run", "--backends", "golden,golden_fork,cpu", "--json-out"]).arg(p).output().unwrap();
+        ulpgate().args(["run", "--backends", "golden,fork,cpu", "--json-out"]).arg(p).output().unwrap();
     }
     let (a, b) = (std::fs::read_to_string(a).unwrap(), std::fs::read_to_string(b).unwrap());
     assert_eq!(without_timing(&a), without_timing(&b));
@@ -150,7 +120,6 @@ fn render_reproduces_the_markdown_of_a_saved_report() {
     let (json, md) = (dir.path().join("r.json"), dir.path().join("r.md"));
     ulpgate()
         .args(["run", "--backends", "golden,fork,cpu", "--json-out"])
-        .args(["run", "--backends", "golden,golden_fork,cpu", "--json-out"])
         .arg(&json)
         .arg("--md-out")
         .arg(&md)
@@ -160,11 +129,9 @@ fn render_reproduces_the_markdown_of_a_saved_report() {
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), std::fs::read_to_string(&md).unwrap());
     let summary = ulpgate().arg("render").arg(&json).args(["--builtin", "step-summary"]).output().unwrap();
-    let n = gate_features("gates/default.yaml").len() * 8;
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let skipped = report["cells"].as_array().unwrap().iter().filter(|c| c["status"] == "SKIP").count();
     let n = recorded_cells("gates/default.yaml");
-    let n = recorded_cells();
     let summary = String::from_utf8(summary.stdout).unwrap();
     assert!(
         summary.contains(&format!("ulpgate OK: {}/{n} OK, 0 FAIL, 0 ERROR, {skipped} SKIP", n - skipped)),

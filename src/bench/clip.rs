@@ -320,13 +320,10 @@ fn measure(
             let make = || factory(counting.clone(), geometry, &none);
             let included = match raw_pair(options)? {
                 // The engine `run` uses: several threads, each reading frames
-                // straight into its pinned staging, frames in flight on each.
-                Some(pair) if !imp.temporal => {
-                    let threads = threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
                 // straight into its pinned staging, frames in flight on each
                 // (temporal features too: they are windowed, features/gpu.rs).
                 Some(pair) => {
-                    let threads = options.threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
+                    let threads = threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
                     t.threads = threads;
                     let warm_up = Looped { inner: &pair, frames: threads * IN_FLIGHT * 2 };
                     score_parallel(&make, &warm_up, threads, &|| {})?;
@@ -366,14 +363,11 @@ fn measure(
                 bail!("{} backends are not benchmarked on clips", backend.kind().as_str());
             }
             // `--threads` workers over the frames, as libvmaf's `--threads`
-            // spreads frames over its pool (one by default; a temporal
-            // feature always on one).
-            let threads = if imp.temporal { 1 } else { threads.unwrap_or(1) };
             // spreads frames over its pool (one by default). A temporal
             // feature too: it is windowed, so each worker takes a run of
             // frames (libvmaf keeps its TEMPORAL extractors, float_motion,
             // on one thread).
-            let threads = options.threads.unwrap_or(1);
+            let threads = threads.unwrap_or(1);
             t.threads = threads;
             let make = || (imp.cpu)(geometry, &none);
             let included = match raw_pair(options)? {

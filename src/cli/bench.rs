@@ -69,7 +69,8 @@ pub struct Args {
     /// Clip mode: host threads reading and uploading frames for a GPU
     /// backend (default: as `run` does: up to 4 on a GPU, 1 on a CPU
     /// driver), for the CPU reference the workers its frames are spread
-    /// over, as libvmaf's `--threads` (default 1; temporal features: 1),
+    /// over, as libvmaf's `--threads` (default 1; a temporal feature's
+    /// workers each take a run of frames),
     /// and an external command's `{threads}` (default 1). A list
     /// (`1,2`) measures each count in turn.
     #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
@@ -79,10 +80,6 @@ pub struct Args {
     /// machine).
     #[arg(long, default_value_t = 1, value_name = "N")]
     rounds: usize,
-    /// driver), and for the CPU reference the workers its frames are spread
-    /// over, as libvmaf's `--threads` (default 1).
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
     /// Clip mode: bytes per upload of the bandwidth measurement, in MiB.
     #[arg(long, default_value_t = 32, value_name = "MIB")]
     bandwidth_mib: usize,

@@ -79,16 +79,14 @@ pub fn load_registry(path: &Path) -> Result<Loaded<FeatureRegistry>, Diagnostics
         for (key, opt) in &spec.options {
             let ptr = format!("{base}/options/{}", escape(key));
             let numeric = opt.default.is_number();
-            // The default itself may lie outside the range: libvmaf's tables
-            // have one (float_adm's adm_skip_aim_scale: -1, "none", which
-            // cannot be given explicitly). A test holds every registered
-            // default and range to the implementation's option table.
             if (opt.min.is_some() || opt.max.is_some()) && !numeric {
                 diags.push(reg.diag(&ptr, format!("option `{key}` has a range but a default of {}", opt.default)));
             } else if let Some(problem) = not_whole(&opt.default, opt) {
                 // Only the type: the range limits given values, and libvmaf's
                 // tables have defaults outside it that mean "not set"
-                // (cambi's enc_width is 0, its range 180..7680).
+                // (cambi's enc_width is 0, its range 180..7680; float_adm's
+                // adm_skip_aim_scale is -1). A test holds every registered
+                // default and range to the implementation's option table.
                 diags.push(reg.diag(&format!("{ptr}/default"), format!("the default {problem}")));
             }
             if let (Some(lo), Some(hi)) = (opt.min, opt.max)

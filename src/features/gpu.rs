@@ -410,20 +410,19 @@ pub fn score_parallel(
                         (k..frames).step_by(threads).collect()
                     };
                     let mut scores = Scores::default();
-                    // A CPU extractor's frames, their storage reused from
-                    // frame to frame.
+                    // A plain CPU extractor's frames, their storage reused
+                    // from frame to frame; GPU drivers and windowed
+                    // extractors read through `extract_at`.
+                    let plain_cpu = ext.window().is_none() && ext.gpu_driver().is_none();
                     let (mut r, mut d) = (None, None);
-                    for index in (k..frames).step_by(threads) {
-                        match ext.gpu_driver() {
-                            Some(driver) => driver.extract_from(index, source, &mut scores)?,
-                            None => {
-                                let reference = source.frame_into(index, false, &mut r)?;
-                                let distorted = source.frame_into(index, true, &mut d)?;
-                                ext.extract(index, reference, distorted, &mut scores)?;
-                            }
-                        }
                     for &index in &mine {
-                        ext.extract_at(index, source, &mut scores)?;
+                        if plain_cpu {
+                            let reference = source.frame_into(index, false, &mut r)?;
+                            let distorted = source.frame_into(index, true, &mut d)?;
+                            ext.extract(index, reference, distorted, &mut scores)?;
+                        } else {
+                            ext.extract_at(index, source, &mut scores)?;
+                        }
                         on_frame();
                     }
                     ext.flush(&mut scores)?;

@@ -4,20 +4,20 @@
 
 pub mod adm;
 pub mod ansnr;
-pub mod ciede;
 pub mod cambi;
+pub mod ciede;
 pub mod gpu;
 pub mod moment;
 pub mod motion;
 pub mod options;
 pub mod picture;
 pub mod psnr;
-pub mod sums;
 pub mod psnr_hvs;
 pub mod seqsum;
-pub mod ssimulacra2;
-pub mod vif;
 pub mod ssim;
+pub mod ssimulacra2;
+pub mod sums;
+pub mod vif;
 
 use crate::backend::gpu::Gpu;
 use crate::fixture::{Frame, Geometry, LoadedFixture, PairSource};
@@ -115,22 +115,24 @@ pub fn takes_any_geometry(_: &Geometry, _: &Options) -> Option<String> {
 
 /// Every feature this build implements. One line per feature: families add
 /// theirs without touching each other's.
-static IMPLEMENTATIONS: &[&FeatureImpl] =
-    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &psnr_hvs::PSNR_HVS, &ciede::CIEDE];
-    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &cambi::CAMBI];
-    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &ssimulacra2::SSIMULACRA2];
-    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &adm::ADM, &adm::FLOAT_ADM];
-    &[&psnr::PSNR, &psnr::FLOAT_PSNR, &moment::FLOAT_MOMENT, &ansnr::FLOAT_ANSNR, &vif::VIF, &vif::FLOAT_VIF];
 static IMPLEMENTATIONS: &[&FeatureImpl] = &[
     &psnr::PSNR,
     &psnr::FLOAT_PSNR,
     &moment::FLOAT_MOMENT,
     &ansnr::FLOAT_ANSNR,
-    &ssim::FLOAT_SSIM,
-    &ssim::FLOAT_MS_SSIM,
     &motion::MOTION,
     &motion::FLOAT_MOTION,
     &motion::MOTION_V2,
+    &ssim::FLOAT_SSIM,
+    &ssim::FLOAT_MS_SSIM,
+    &ciede::CIEDE,
+    &psnr_hvs::PSNR_HVS,
+    &vif::VIF,
+    &vif::FLOAT_VIF,
+    &adm::ADM,
+    &adm::FLOAT_ADM,
+    &ssimulacra2::SSIMULACRA2,
+    &cambi::CAMBI,
 ];
 
 /// Every feature implemented in this build.

@@ -255,11 +255,11 @@ fn gpu_twins_match_the_cpu_reference_bit_for_bit() {
         for imp in features::implementations() {
             let Some(gpu_factory) = imp.gpu else { continue };
             let options = FeatureOptions::new();
-            // Frames libvmaf has no score for (adm below 33x33) are refused
-            // on every backend; tests/adm.rs covers that.
+            // Frames libvmaf has no score for (adm below 33x33, float_ms_ssim
+            // below 176x176) are refused on every backend; the family tests
+            // cover that.
             if (imp.refuses)(&fx.geometry, &options).is_some() {
                 continue;
-                continue; // libvmaf takes no such input (float_ms_ssim below 176x176)
             }
             let cpu = run_extractor((imp.cpu)(&fx.geometry, &options).unwrap(), fx, &|| {}).unwrap();
             let ext = gpu_factory(gpu.clone(), &fx.geometry, &options).unwrap();
