@@ -29,7 +29,7 @@ use crate::fixture::Geometry;
 use crate::scores::Scores;
 use anyhow::{Result, bail, ensure};
 
-/// `cambi_preprocess` (kernels/cambi.cl, shaders/cambi_preprocess.comp):
+/// `cambi_preprocess` (kernels/cambi.cl, shaders/cambi_preprocess.wgsl):
 /// cambi.c `cambi_preprocessing`. Work item (x, y) writes pixel (x, y) of
 /// the `out_w` x `out_h` 10-bit picture at `img[img_off..]`: the input
 /// sample at (`tables[y_off + y]`, `tables[x_off + x]`) brought to 10 bits,
@@ -518,6 +518,17 @@ impl GpuPipeline for CambiGpu {
 /// One set's pooled c-value from the select state (prefix, rank left, mode)
 /// and its sum groups' partials: the exact sum of its k largest c-values,
 /// over k, as [`super::pooling::spatial_pooling`] computes it.
+///
+/// Equal to the CPU's while that sum stays below 2^29 (every recorded and
+/// tested input). Above it libvmaf's double sum rounds in quick_select's
+/// order, which the CPU replays and this exact sum does not. A c-value is
+/// at most 9 W / 4 for a window of W pixels (see [`fixed`]), so each of the
+/// k - 1 additions rounds by at most 2^-53 of a sum below 9 W k / 4 and a
+/// scale's mean moves by at most 2.25 W k 2^-53; the score (the scales
+/// weighted 16, 8, 4, 2, 1, over W) by at most 2.25 2^-53 (16 k0 + 8 k1 +
+/// ...) < 4.6e-15 k0: 1e-8 at 1080p (k0 <= 2^21), 4e-8 at 2160p, far
+/// inside 1e-6 and cambi's registry tolerance (5e-3). Reaching it takes a
+/// mean above 2^29 / k over the k largest c-values (256 for k = 2^21).
 pub fn pooled_set(set: &Set, state: &[u32], partials: &[u32]) -> Result<f64> {
     let mut total = 0u64;
     for p in partials.chunks_exact(4) {
