@@ -35,6 +35,14 @@ fn iabs(x: i32) -> i32 {
     return select(x, bitcast<i32>(0u - bitcast<u32>(x)), x < 0);
 }
 
+// A u32 as the i64 of the same value (C's uint32_t in an int64_t
+// product). Through u64: naga lowers i64(u32) to a sign-extending
+// OpSConvert (seen on lavapipe: the scale 1-3 CSF factors of 2^31 and
+// above, adm_csf_mode=1 for one, came out negative).
+fn widen(x: u32) -> i64 {
+    return bitcast<i64>(u64(x));
+}
+
 // div_lookup[32768 + u] = 2^30 / u.
 fn recip(u: u32) -> i64 {
     return i64(1073741824 / i32(u));
@@ -139,7 +147,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
                 fl = i16((4369 * m + 2048) >> 12u);
                 ce = i16((8738 * m + 2048) >> 12u);
             } else {
-                let csf = i32((i64(rf[b]) * i64(v) + (1li << 27u)) >> 28u);
+                let csf = i32((widen(rf[b]) * i64(v) + (1li << 27u)) >> 28u);
                 // libvmaf's rounding term is 1u << 31 stored in an int32: -2^31.
                 let m = i64(iabs(csf));
                 fl = i32((143165577li * m - (1li << 31u)) >> 32u);

@@ -59,6 +59,8 @@ const BARTEN_PARAMS: [[f32; 5]; 6] = [
 ];
 
 const BARTEN_SA: [f32; 4] = [30.162, 4.0627, 1.6596, 0.2712];
+// barten_csf_tools.h's literals, kept as written (f32 rounds them).
+#[allow(clippy::excessive_precision)]
 const BARTEN_MTF_A: [f32; 4] = [0.424838596301290, 0.572435103936480, 0.000167576239164937, 0.00255872352306433];
 const BARTEN_MTF_B: [f32; 4] = [0.028, 0.37, 37.0, 360.0];
 

@@ -140,8 +140,8 @@ pub fn rows(input: &Inputs, bw: usize, bh: usize, region: Region, s: Sums, out: 
         let mut sums: RowSums = [0.0; 9];
         let t = &sc.terms;
         for c in 0..n {
-            for k in 0..9 {
-                sums[k] += t[k][c];
+            for (sum, terms) in sums.iter_mut().zip(t) {
+                *sum += terms[c];
             }
         }
         out.push(sums);

@@ -101,13 +101,8 @@ fn divs_row_avx2(t: &[f32], o: &[f32], k: &mut [f32]) -> usize {
 #[inline(always)]
 fn decouple_row(o: &[f32], t: &[f32], k: &[f32], angle: &[bool], limit: f64, r: &mut [f32], a: &mut [f32]) {
     for (((((&o, &t), &k), &angle), r), a) in o.iter().zip(t).zip(k).zip(angle).zip(r.iter_mut()).zip(a.iter_mut()) {
-        let k = if k < 0.0 {
-            0.0
-        } else if k > 1.0 {
-            1.0
-        } else {
-            k
-        };
+        // MAX(0, MIN(k, 1)) as adm_decouple's; a NaN stays NaN either way.
+        let k = k.clamp(0.0, 1.0);
         let mut rst = k * o;
         let tt = f64::from(t);
         if angle & (rst > 0.0) {

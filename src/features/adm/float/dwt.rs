@@ -10,8 +10,11 @@
 
 use super::super::geometry::dwt_mirror;
 
-/// `dwt2_db2_coeffs_lo_s` and `_hi_s`: db2, rounded to f32.
+/// `dwt2_db2_coeffs_lo_s` and `_hi_s`: db2, rounded to f32. (libvmaf's
+/// literals, kept as written.)
+#[allow(clippy::excessive_precision)]
 pub const LO: [f32; 4] = [0.482962913144690, 0.836516303737469, 0.224143868041857, -0.129409522550921];
+#[allow(clippy::excessive_precision)]
 pub const HI: [f32; 4] = [-0.129409522550921, -0.224143868041857, 0.836516303737469, -0.482962913144690];
 
 /// The four bands of one image at one scale, row-major.
@@ -73,8 +76,8 @@ fn horizontal(t: &[f32], even: &[f32], odd: &[f32], f: &[f32; 4], out: &mut [f32
     for (((dst, &a), (&b, &c)), &d) in out[1..1 + n].iter_mut().zip(o0).zip(e1.iter().zip(o1)).zip(e2) {
         *dst = filter(f, [a, b, c, d]);
     }
-    for j in end.max(1)..bw {
-        out[j] = edge(j);
+    for (j, dst) in out.iter_mut().enumerate().take(bw).skip(end.max(1)) {
+        *dst = edge(j);
     }
 }
 

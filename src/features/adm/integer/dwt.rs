@@ -104,8 +104,8 @@ fn horizontal0(t: &[i32], even: &[i32], odd: &[i32], f: &[i32; 4], out: &mut [i1
     for (((dst, &a), (&b, &c)), &d) in out[1..1 + n].iter_mut().zip(o0).zip(e1.iter().zip(o1)).zip(e2) {
         *dst = ((f[0] * a + f[1] * b + f[2] * c + f[3] * d + 32768) >> 16) as i16;
     }
-    for j in inner.end.max(1)..bw {
-        out[j] = edge(j);
+    for (j, dst) in out.iter_mut().enumerate().take(bw).skip(inner.end.max(1)) {
+        *dst = edge(j);
     }
 }
 
@@ -116,6 +116,7 @@ fn horizontal0(t: &[i32], even: &[i32], odd: &[i32], f: &[i32; 4], out: &mut [i1
 /// wraps as C's does), the horizontal rounds `>> 16` into the int16 bands.
 /// Only output rows `rows` are computed (a caller streams them).
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 pub fn scale0<S: Copy + Into<i32>>(
     src: &[S],
     w: usize,
@@ -186,8 +187,8 @@ fn horizontal123(t: &[i64], even: &[i64], odd: &[i64], f: &[i32; 4], add: i64, s
     for (((dst, &a), (&b, &c)), &d) in out[1..1 + n].iter_mut().zip(o0).zip(e1.iter().zip(o1)).zip(e2) {
         *dst = ((f[0] * a + f[1] * b + f[2] * c + f[3] * d + add) >> shift) as i32;
     }
-    for j in inner.end.max(1)..bw {
-        out[j] = edge(j);
+    for (j, dst) in out.iter_mut().enumerate().take(bw).skip(inner.end.max(1)) {
+        *dst = edge(j);
     }
 }
 

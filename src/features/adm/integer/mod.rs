@@ -183,7 +183,8 @@ pub fn cvtt_i32(x: f64) -> i32 {
 
 /// `cvttsd2si` into a 64-bit register, GCC's double-to-`uint32_t`.
 pub fn cvtt_i64(x: f64) -> i64 {
-    if x.is_nan() || x >= 9.223_372_036_854_776e18 || x < -9.223_372_036_854_776e18 { i64::MIN } else { x as i64 }
+    // Out of range or NaN: the "integer indefinite" value.
+    if (-9.223_372_036_854_776e18..9.223_372_036_854_776e18).contains(&x) { x as i64 } else { i64::MIN }
 }
 
 /// `(uint32_t)pow(2, shift - 1)` with libvmaf's unsigned `shift`: 0 when
