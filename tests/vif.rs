@@ -251,3 +251,74 @@ fn float_vif_gpus_match_the_cpu_under_every_option() {
     let big = vec![("160x128 12-bit".to_string(), synthetic(160, 128, 12, Chroma::Yuv422, 1, 5))];
     check_all("float_vif", &opts(json!({"vif_kernelscale": 3.7113402})), &big);
 }
+
+/// A gate of `features` (YAML) on one raw 8-bit 4:2:0 fixture of `w` x `h`
+/// written into `dir`, cpu vs vulkan.
+fn raw_gate(dir: &std::path::Path, features: &str, (w, h): (usize, usize)) -> PathBuf {
+    let bytes = 2 * (w * h + 2 * w.div_ceil(2) * h.div_ceil(2));
+    std::fs::write(dir.join("r.yuv"), (0..bytes).map(|i| (i * 7 % 251) as u8).collect::<Vec<_>>()).unwrap();
+    std::fs::write(dir.join("d.yuv"), (0..bytes).map(|i| (i * 5 % 241) as u8).collect::<Vec<_>>()).unwrap();
+    common::write(
+        dir,
+        "g.yaml",
+        &format!(
+            "{}features: {features}\nbackends: {{cpu: {{}}, vulkan: {{}}}}\npairs: [[cpu, vulkan]]\nfixtures:\n  - name: raw\n    reference: {}\n    distorted: {}\n    geometry: {{width: {w}, height: {h}, bit_depth: 8, chroma: \"420\"}}\n",
+            common::HEADER,
+            dir.join("r.yuv").display(),
+            dir.join("d.yuv").display()
+        ),
+    )
+}
+
+/// Runs a gate through the binary: exit code, stderr, report cells.
+fn run_binary(gate: &std::path::Path) -> (i32, String, Vec<Value>) {
+    let json = gate.with_file_name("report.json");
+    let out = common::ulpgate().arg("run").arg(gate).arg("--json-out").arg(&json).output().unwrap();
+    let cells = std::fs::read_to_string(&json)
+        .ok()
+        .map(|s| serde_json::from_str::<Value>(&s).unwrap()["cells"].as_array().unwrap().clone())
+        .unwrap_or_default();
+    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).into(), cells)
+}
+
+#[test]
+fn bad_vif_options_are_refused_with_the_nearest_name_range_and_type() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        ("[{name: vif, options: {vif_enhn_gain_limt: 1.0}}]", "did you mean `vif_enhn_gain_limit`?"),
+        ("[{name: vif, options: {vif_enhn_gain_limit: 0.5}}]", "is 0.5, below its minimum 1"),
+        ("[{name: vif, options: {vif_skip_scale0: 3}}]", "has the wrong type"),
+        (
+            "[{name: float_vif, options: {vif_kernelscale: 1.0, vif_prescale_methd: bicubic}}]",
+            "did you mean `vif_prescale_method`?",
+        ),
+        ("[{name: float_vif, options: {vif_prescale: 100.0}}]", "above its maximum"),
+    ];
+    for (features, expected) in cases {
+        let gate = raw_gate(dir.path(), features, (32, 32));
+        let (code, stderr, cells) = run_binary(&gate);
+        assert_eq!(code, 2, "{features}: {stderr}");
+        assert!(stderr.contains(expected), "{features}: {stderr}");
+        assert!(cells.is_empty(), "{features}: no report for a bad gate");
+    }
+}
+
+#[test]
+fn frames_too_small_for_the_filters_are_skipped_with_libvmafs_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    // 15 columns: scale 3 is 1 wide, not more than its 3-tap filter's half.
+    let gate = raw_gate(dir.path(), "[vif, float_vif]", (15, 16));
+    let (code, stderr, cells) = run_binary(&gate);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(cells.len(), 2);
+    for c in &cells {
+        assert_eq!(c["status"], "SKIP", "{c}");
+        let note = c["note"].as_str().unwrap();
+        assert!(note.contains("has no defined score at 15x16: scale 3 is 1x2"), "{note}");
+    }
+    // 16 x 16, the smallest picture both take, is scored on both sides.
+    let gate = raw_gate(dir.path(), "[vif, float_vif]", (16, 16));
+    let (code, stderr, cells) = run_binary(&gate);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(cells.iter().all(|c| c["status"] == "OK"), "{cells:?}");
+}

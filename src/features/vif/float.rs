@@ -15,6 +15,8 @@ use crate::scores::Scores;
 use anyhow::Result;
 
 /// vif_tools.c `log2_poly_s`, each coefficient rounded to f32 as C does.
+/// The literals are C's, digit for digit, so the rounding is visibly its.
+#[allow(clippy::excessive_precision)]
 pub const LOG2_POLY: [f32; 9] = [
     -0.012_671_635_276_421,
     0.064_841_182_402_670,

@@ -57,8 +57,8 @@ pub static FLOAT_VIF_VERTICAL: KernelSpec =
 /// `taps[256..265]` = log2f_approx's coefficients) and writes them to
 /// `stat[y·w + x]` and `stat[w·h + y·w + x]`. With `sub_width > 0`, at even
 /// x below `2 (w / 2)` and even y below `2 (h / 2)` it also filters row
-/// y/2 of `vsub` the same way and writes `next_ref` / `next_dis[(y/2)·(w/2)
-/// + x/2]` (vif_dec2_s of the filtered picture).
+/// y/2 of `vsub` the same way and writes `next_ref` /
+/// `next_dis[(y/2)·(w/2) + x/2]` (vif_dec2_s of the filtered picture).
 /// Buffers: vsum, vsub, taps, dparams (f64), stat, next_ref, next_dis.
 /// Scalars: w, h, tap0, width, sub_tap0, sub_width, gain_limit (f32),
 /// sigma_max_inv (f32).

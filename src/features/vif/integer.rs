@@ -370,7 +370,7 @@ fn horizontal<const F: usize, const AVX2: bool>(taps: &[u16; F], rows: &mut Rows
     }
 }
 
-fn window<'a, T, const F: usize>(plane: &'a [T], w: usize, h: usize, i: usize) -> [&'a [T]; F] {
+fn window<T, const F: usize>(plane: &[T], w: usize, h: usize, i: usize) -> [&[T]; F] {
     std::array::from_fn(|fi| {
         let y = mirror(i as isize - (F / 2) as isize + fi as isize, h);
         &plane[y * w..(y + 1) * w]

@@ -224,8 +224,8 @@ impl Scoring {
         out.record(&d.score, index, if den == 0.0 { 1.0 } else { num / den });
         out.record(&d.num, index, num);
         out.record(&d.den, index, den);
-        for k in 0..4 {
-            let (n, dd) = if k == 0 && self.skip_scale0 { (0.0, -1.0) } else { fractions[k] };
+        for (k, &fraction) in fractions.iter().enumerate() {
+            let (n, dd) = if k == 0 && self.skip_scale0 { (0.0, -1.0) } else { fraction };
             out.record(&d.num_scale[k], index, f64::from(n));
             out.record(&d.den_scale[k], index, f64::from(dd));
         }

@@ -189,6 +189,7 @@ impl Resampler {
                     // interp_val += src * (weights_x[i] * weights_y[j]), rows outer.
                     PrescaleMethod::Bicubic => {
                         let mut v = 0.0f32;
+                        #[allow(clippy::needless_range_loop)] // C's loops, indices and all
                         for j in 0..4 {
                             for i in 0..4 {
                                 v += at(j, i) * (wx[i] * wy[j]);
@@ -199,6 +200,7 @@ impl Resampler {
                     // weight_sum += w; value += src * w; value / weight_sum.
                     PrescaleMethod::Lanczos4 => {
                         let (mut v, mut sum) = (0.0f32, 0.0f32);
+                        #[allow(clippy::needless_range_loop)] // C's loops, indices and all
                         for j in 0..9 {
                             for i in 0..9 {
                                 let w = wx[i] * wy[j];
