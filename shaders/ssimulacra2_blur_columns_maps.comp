@@ -38,6 +38,21 @@ double quartic(double x) {
     return x2 * x2;
 }
 
+// One IIR step of statistic s, with state (p1, p2), down the column: the
+// row-blurred samples of rows `left` and `right` (0 outside the plane),
+// the output (o_0 + o_1) + o_2 in v. Written out per statistic (no arrays),
+// so every driver keeps the state in registers.
+#define STEP(s, p1, p2, v) \
+    { \
+        uint at = in_col + uint(s) * plane; \
+        float lv = left >= 0 ? rows[at + uint(left) * pc.width] : 0.0; \
+        float rv = right < h ? rows[at + uint(right) * pc.width] : 0.0; \
+        vec3 o = n2 * (lv + rv) - d1 * p1 - p2; \
+        p2 = p1; \
+        p1 = o; \
+        v = (o.x + o.y) + o.z; \
+    }
+
 void main() {
     uint x = gl_GlobalInvocationID.x;
     uint c = gl_WorkGroupID.y;
@@ -50,56 +65,53 @@ void main() {
     uint img2 = (3u + c) * plane + x;
     vec3 n2 = vec3(pc.n2_0, pc.n2_1, pc.n2_2);
     vec3 d1 = vec3(pc.d1_0, pc.d1_1, pc.d1_2);
-    vec3 p1[5];
-    vec3 p2[5];
-    for (int s = 0; s < 5; s++) {
-        p1[s] = vec3(0.0);
-        p2[s] = vec3(0.0);
-    }
-    double acc[6] = double[6](double(0.0), double(0.0), double(0.0), double(0.0), double(0.0), double(0.0));
+    vec3 p1_0 = vec3(0.0), p1_1 = vec3(0.0), p1_2 = vec3(0.0), p1_3 = vec3(0.0), p1_4 = vec3(0.0);
+    vec3 p2_0 = vec3(0.0), p2_1 = vec3(0.0), p2_2 = vec3(0.0), p2_3 = vec3(0.0), p2_4 = vec3(0.0);
+    // The six sums: SSIM d and d^4, artifact and ^4, detail lost and ^4.
+    double acc0 = double(0.0), acc1 = double(0.0), acc2 = double(0.0);
+    double acc3 = double(0.0), acc4 = double(0.0), acc5 = double(0.0);
     int h = int(pc.height);
     int big_n = int(pc.radius);
     for (int n = -big_n + 1; n < h; n++) {
         int left = n - big_n - 1;
         int right = n + big_n - 1;
-        float v[5];
-        for (int s = 0; s < 5; s++) {
-            uint at = in_col + uint(s) * plane;
-            float lv = left >= 0 ? rows[at + uint(left) * pc.width] : 0.0;
-            float rv = right < h ? rows[at + uint(right) * pc.width] : 0.0;
-            float sum = lv + rv;
-            vec3 o = n2 * sum - d1 * p1[s] - p2[s];
-            p2[s] = p1[s];
-            p1[s] = o;
-            v[s] = (o.x + o.y) + o.z;
-        }
+        float mu1, mu2, s11, s22, s12;
+        STEP(0, p1_0, p2_0, mu1)
+        STEP(1, p1_1, p2_1, mu2)
+        STEP(2, p1_2, p2_2, s11)
+        STEP(3, p1_3, p2_3, s22)
+        STEP(4, p1_4, p2_4, s12)
         if (n >= 0) {
-            // ssim_map: mu1, mu2, sigma1_sq, sigma2_sq, sigma12 = v[0..5].
-            float mu11 = v[0] * v[0];
-            float mu22 = v[1] * v[1];
-            float mu12 = v[0] * v[1];
-            float diff = v[0] - v[1];
+            // ssim_map.
+            float mu11 = mu1 * mu1;
+            float mu22 = mu2 * mu2;
+            float mu12 = mu1 * mu2;
+            float diff = mu1 - mu2;
             float num_m = 1.0 - diff * diff;
-            float num_s = 2.0 * (v[4] - mu12) + 0.0009;
-            float denom_s = (v[2] - mu11) + (v[3] - mu22) + 0.0009;
+            float num_s = 2.0 * (s12 - mu12) + 0.0009;
+            float denom_s = (s11 - mu11) + (s22 - mu22) + 0.0009;
             double d = double(1.0) - double(num_m) * double(num_s) / double(denom_s);
             d = d < double(0.0) ? double(0.0) : d;
-            acc[0] += d;
-            acc[1] += quartic(d);
+            acc0 += d;
+            acc1 += quartic(d);
             // edge_diff_map.
             uint row = uint(n) * pc.width;
-            double ed1 = abs(double(xyb[img1 + row]) - double(v[0]));
-            double ed2 = abs(double(xyb[img2 + row]) - double(v[1]));
+            double ed1 = abs(double(xyb[img1 + row]) - double(mu1));
+            double ed2 = abs(double(xyb[img2 + row]) - double(mu2));
             double e = (double(1.0) + ed2) / (double(1.0) + ed1) - double(1.0);
             double art = e > double(0.0) ? e : double(0.0);
             double det = e < double(0.0) ? -e : double(0.0);
-            acc[2] += art;
-            acc[3] += quartic(art);
-            acc[4] += det;
-            acc[5] += quartic(det);
+            acc2 += art;
+            acc3 += quartic(art);
+            acc4 += det;
+            acc5 += quartic(det);
         }
     }
-    for (uint j = 0u; j < 6u; j++) {
-        sums[pc.base + (c * 6u + j) * pc.stride + x] = acc[j];
-    }
+    uint first = pc.base + c * 6u * pc.stride + x;
+    sums[first] = acc0;
+    sums[first + pc.stride] = acc1;
+    sums[first + 2u * pc.stride] = acc2;
+    sums[first + 3u * pc.stride] = acc3;
+    sums[first + 4u * pc.stride] = acc4;
+    sums[first + 5u * pc.stride] = acc5;
 }

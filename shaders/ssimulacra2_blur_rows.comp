@@ -27,6 +27,17 @@ layout(push_constant) uniform Params {
     uint radius;
 } pc;
 
+// One IIR step of a statistic with state (p1, p2) on `sum`; the output
+// (o_0 + o_1) + o_2 in v. Written out per statistic (no arrays), so every
+// driver keeps the state in registers.
+#define STEP(p1, p2, sum, v) \
+    { \
+        vec3 o = n2 * (sum) - d1 * p1 - p2; \
+        p2 = p1; \
+        p1 = o; \
+        v = (o.x + o.y) + o.z; \
+    }
+
 void main() {
     uint y = gl_GlobalInvocationID.x;
     uint c = gl_WorkGroupID.y;
@@ -40,37 +51,42 @@ void main() {
     vec3 n2 = vec3(pc.n2_0, pc.n2_1, pc.n2_2);
     vec3 d1 = vec3(pc.d1_0, pc.d1_1, pc.d1_2);
     // Per statistic, the three poles' prev1 and prev2.
-    vec3 p1[5];
-    vec3 p2[5];
-    for (int s = 0; s < 5; s++) {
-        p1[s] = vec3(0.0);
-        p2[s] = vec3(0.0);
-    }
+    vec3 p1_0 = vec3(0.0), p1_1 = vec3(0.0), p1_2 = vec3(0.0), p1_3 = vec3(0.0), p1_4 = vec3(0.0);
+    vec3 p2_0 = vec3(0.0), p2_1 = vec3(0.0), p2_2 = vec3(0.0), p2_3 = vec3(0.0), p2_4 = vec3(0.0);
     int w = int(pc.width);
     int big_n = int(pc.radius);
     for (int n = -big_n + 1; n < w; n++) {
         int left = n - big_n - 1;
         int right = n + big_n - 1;
-        float l[5] = float[5](0.0, 0.0, 0.0, 0.0, 0.0);
-        float r[5] = float[5](0.0, 0.0, 0.0, 0.0, 0.0);
+        float la = 0.0, lb = 0.0, laa = 0.0, lbb = 0.0, lab = 0.0;
+        float ra = 0.0, rb = 0.0, raa = 0.0, rbb = 0.0, rab = 0.0;
         if (left >= 0) {
-            float la = xyb[a + uint(left)];
-            float lb = xyb[b + uint(left)];
-            l = float[5](la, lb, la * la, lb * lb, la * lb);
+            la = xyb[a + uint(left)];
+            lb = xyb[b + uint(left)];
+            laa = la * la;
+            lbb = lb * lb;
+            lab = la * lb;
         }
         if (right < w) {
-            float ra = xyb[a + uint(right)];
-            float rb = xyb[b + uint(right)];
-            r = float[5](ra, rb, ra * ra, rb * rb, ra * rb);
+            ra = xyb[a + uint(right)];
+            rb = xyb[b + uint(right)];
+            raa = ra * ra;
+            rbb = rb * rb;
+            rab = ra * rb;
         }
-        for (int s = 0; s < 5; s++) {
-            float sum = l[s] + r[s];
-            vec3 o = n2 * sum - d1 * p1[s] - p2[s];
-            p2[s] = p1[s];
-            p1[s] = o;
-            if (n >= 0) {
-                rows[out_row + uint(s) * plane + uint(n)] = (o.x + o.y) + o.z;
-            }
+        float v0, v1, v2, v3, v4;
+        STEP(p1_0, p2_0, la + ra, v0)
+        STEP(p1_1, p2_1, lb + rb, v1)
+        STEP(p1_2, p2_2, laa + raa, v2)
+        STEP(p1_3, p2_3, lbb + rbb, v3)
+        STEP(p1_4, p2_4, lab + rab, v4)
+        if (n >= 0) {
+            uint at = out_row + uint(n);
+            rows[at] = v0;
+            rows[at + plane] = v1;
+            rows[at + 2u * plane] = v2;
+            rows[at + 3u * plane] = v3;
+            rows[at + 4u * plane] = v4;
         }
     }
 }

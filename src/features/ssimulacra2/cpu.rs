@@ -5,7 +5,7 @@
 
 use super::blur::{ColumnIir, RecursiveGaussian, RowLanes, blur_rows};
 use super::color::{YuvToRgb, chroma_index, linear_rgb};
-use super::maps::{ChannelSums, MapRow, add_row, add_row_to_columns, sum_columns};
+use super::maps::{ChannelSums, MapRow, RowTerms, add_row, add_row_to_columns, sum_columns};
 use super::pyramid::downsample_2x2;
 use super::xyb::linear_rgb_to_xyb;
 use super::{Params, scales, score};
@@ -56,6 +56,7 @@ pub struct Ssimulacra2Cpu {
     blurred: [Vec<f32>; STATS],
     zero_row: Vec<f32>,
     lanes: RowLanes,
+    terms: RowTerms,
 }
 
 impl Ssimulacra2Cpu {
@@ -75,6 +76,7 @@ impl Ssimulacra2Cpu {
             blurred: std::array::from_fn(|_| vec![0.0; w]),
             zero_row: vec![0.0; w],
             lanes: RowLanes::default(),
+            terms: RowTerms::default(),
             column_sums: Vec::new(),
             scales,
             params,
@@ -151,7 +153,7 @@ impl Ssimulacra2Cpu {
                         s12: &s12[..w],
                     };
                     match self.order {
-                        SumOrder::Raster => add_row(&row, sums),
+                        SumOrder::Raster => add_row(&row, &mut self.terms, sums),
                         SumOrder::Columns => add_row_to_columns(&row, column_sums),
                     }
                 }

@@ -52,43 +52,79 @@ pub struct MapRow<'a> {
     pub s12: &'a [f32],
 }
 
+/// One row's per-pixel map values, kept by the caller from row to row: SSIM
+/// d and d^4, artifact and ^4, detail lost and ^4, in the order of
+/// [`ChannelSums`].
+#[derive(Default)]
+pub struct RowTerms([Vec<f64>; 6]);
+
 /// Adds one row of both maps to `sums`, pixel after pixel, continuing the
-/// plane's sums exactly as the C's loops over the whole plane do.
-pub fn add_row(row: &MapRow<'_>, sums: &mut ChannelSums) {
+/// plane's sums exactly as the C's loops over the whole plane do. The
+/// per-pixel values are computed first, side by side (they depend on
+/// nothing but their pixel), then added in pixel order: the same
+/// operations on the same values as the C's single loop.
+pub fn add_row(row: &MapRow<'_>, terms: &mut RowTerms, sums: &mut ChannelSums) {
+    let w = row.img1.len();
+    for t in &mut terms.0 {
+        t.resize(w, 0.0);
+    }
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
-        unsafe { add_row_avx2(row, sums) };
+        unsafe { add_row_avx2(row, terms, sums) };
         return;
     }
-    add_row_portable(row, sums);
+    row_terms(row, terms);
+    add_terms(terms, sums);
 }
 
+/// [`row_terms`] and [`add_terms`] compiled for AVX2: four pixels a
+/// vector, the same IEEE operations (AVX2 brings no FMA).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn add_row_avx2(row: &MapRow<'_>, sums: &mut ChannelSums) {
-    add_row_portable(row, sums)
+fn add_row_avx2(row: &MapRow<'_>, terms: &mut RowTerms, sums: &mut ChannelSums) {
+    row_terms(row, terms);
+    add_terms(terms, sums);
 }
 
+/// Every pixel's six values of a row.
 #[inline(always)]
-fn add_row_portable(row: &MapRow<'_>, sums: &mut ChannelSums) {
+fn row_terms(row: &MapRow<'_>, terms: &mut RowTerms) {
     let w = row.img1.len();
     let (img1, img2, mu1, mu2) = (&row.img1[..w], &row.img2[..w], &row.mu1[..w], &row.mu2[..w]);
     let (s11, s22, s12) = (&row.s11[..w], &row.s22[..w], &row.s12[..w]);
-    let [mut l1, mut l4, mut a1, mut a4, mut b1, mut b4] = *sums;
+    let [d, d4, a, a4, b, b4] = &mut terms.0;
+    let (d, d4, a, a4, b, b4) = (&mut d[..w], &mut d4[..w], &mut a[..w], &mut a4[..w], &mut b[..w], &mut b4[..w]);
     for x in 0..w {
-        let d = ssim_error(mu1[x], mu2[x], s11[x], s22[x], s12[x]);
-        l1 += d;
-        l4 += quartic(d);
+        let v = ssim_error(mu1[x], mu2[x], s11[x], s22[x], s12[x]);
+        d[x] = v;
+        d4[x] = quartic(v);
         let e = edge_change(img1[x], mu1[x], img2[x], mu2[x]);
         let art = if e > 0.0 { e } else { 0.0 };
         let det = if e < 0.0 { -e } else { 0.0 };
-        a1 += art;
-        a4 += quartic(art);
-        b1 += det;
-        b4 += quartic(det);
+        a[x] = art;
+        a4[x] = quartic(art);
+        b[x] = det;
+        b4[x] = quartic(det);
     }
-    *sums = [l1, l4, a1, a4, b1, b4];
+}
+
+/// The six running sums over a row's values, in pixel order.
+#[inline(always)]
+fn add_terms(terms: &RowTerms, sums: &mut ChannelSums) {
+    let [d, d4, a, a4, b, b4] = &terms.0;
+    let w = d.len();
+    let (d4, a, a4, b, b4) = (&d4[..w], &a[..w], &a4[..w], &b[..w], &b4[..w]);
+    let [mut l1, mut l4, mut a1, mut s4, mut b1, mut t4] = *sums;
+    for x in 0..w {
+        l1 += d[x];
+        l4 += d4[x];
+        a1 += a[x];
+        s4 += a4[x];
+        b1 += b[x];
+        t4 += b4[x];
+    }
+    *sums = [l1, l4, a1, s4, b1, t4];
 }
 
 /// Adds one row of both maps to per-column sums (`columns[x]`): the order
@@ -169,9 +205,9 @@ mod tests {
             s22: row(&[0.27, 0.27]),
             s12: row(&[0.25, 0.25]),
         };
-        let mut sums = [0.0; 6];
-        add_row(&r, &mut sums);
-        add_row(&r, &mut sums);
+        let (mut sums, mut terms) = ([0.0; 6], RowTerms::default());
+        add_row(&r, &mut terms, &mut sums);
+        add_row(&r, &mut terms, &mut sums);
         let d = ssim_error(0.5, 0.5, 0.27, 0.27, 0.25);
         let lost = 1.0 - 1.0 / 1.5;
         let want = [
