@@ -1,10 +1,9 @@
 /*
  * motion family: `motion` and `motion_v2` (MOTION_SAD) and `float_motion`
- * (FLOAT_MOTION_BLUR_Y, FLOAT_MOTION_BLUR_X, FLOAT_MOTION_SAD_ROWS,
- * FLOAT_MOTION_SAD_SCALED_ROWS); the contracts are the KernelSpecs in
- * src/features/motion/gpu.rs. Integer arithmetic is libvmaf's, bit for bit;
- * float arithmetic is the CPU reference's operation order, every operation
- * rounded on its own (ADD_RN/MUL_RN, no FMA).
+ * (FLOAT_MOTION_ROWS, FLOAT_MOTION_SAD_SCALED_ROWS); the contracts are the
+ * KernelSpecs in src/features/motion/gpu.rs. Integer arithmetic is
+ * libvmaf's, bit for bit; float arithmetic is the CPU reference's operation
+ * order, every operation rounded on its own (ADD_RN/MUL_RN, no FMA).
  */
 #include "ulp.h"
 
@@ -181,6 +180,70 @@ FUNC float float_motion_abs(float d)
 {
     return d < 0.0f ? -d : d;
 }
+
+/* ---------------------------------------------------------------------
+ * float_motion for GPUs: the blur as two per-pixel passes into planes
+ * (FLOAT_MOTION_BLUR_Y, FLOAT_MOTION_BLUR_X), then one work item per row
+ * sums its SAD (FLOAT_MOTION_SAD_ROWS): the same values as
+ * float_motion_rows, with every pixel of the blur in parallel.
+ * --------------------------------------------------------------------- */
+
+KERNEL float_motion_blur_y(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL const float *taps,
+                           GLOBAL float *tmp, ulp_u32 plane_offset, ulp_u32 width, ulp_u32 height,
+                           ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 filter_width)
+{
+    const ulp_u32 n = width * height;
+    const ulp_u32 p = GLOBAL_ID(0);
+    if (p >= n)
+        return;
+    GLOBAL const ulp_u8 *src = GROUP_ID(2) == 0 ? prev : cur;
+    const int i = (int)(p / width), j = (int)(p % width);
+    const int radius = (int)filter_width / 2;
+    float accum = 0.0f;
+    for (int k = 0; k < (int)filter_width; k++) {
+        const int r = float_motion_mirror(i - radius + k, (int)height);
+        const float v = float_motion_pixel(src, plane_offset + (ulp_u32)(r * (int)width + j), bytes_per_sample, inv_scaler);
+        accum = ADD_RN(accum, MUL_RN(taps[k], v));
+    }
+    tmp[GROUP_ID(2) * n + p] = accum;
+}
+
+KERNEL float_motion_blur_x(GLOBAL const float *taps, GLOBAL const float *tmp, GLOBAL float *blur, ulp_u32 width,
+                           ulp_u32 height, ulp_u32 filter_width)
+{
+    const ulp_u32 n = width * height;
+    const ulp_u32 p = GLOBAL_ID(0);
+    if (p >= n)
+        return;
+    const ulp_u32 base = GROUP_ID(2) * n;
+    const int i = (int)(p / width), j = (int)(p % width);
+    const int radius = (int)filter_width / 2;
+    float accum = 0.0f;
+    for (int k = 0; k < (int)filter_width; k++) {
+        const int c = float_motion_mirror(j - radius + k, (int)width);
+        accum = ADD_RN(accum, MUL_RN(taps[k], tmp[base + (ulp_u32)(i * (int)width + c)]));
+    }
+    blur[base + p] = accum;
+}
+
+KERNEL float_motion_sad_rows(GLOBAL const float *blur, GLOBAL float *rows, ulp_u32 width, ulp_u32 height,
+                             ulp_u32 row_offset)
+{
+    const ulp_u32 i = GLOBAL_ID(0);
+    if (i >= height)
+        return;
+    const ulp_u32 n = width * height;
+    GLOBAL const float *a = blur + i * width;
+    GLOBAL const float *b = blur + n + i * width;
+    float line = 0.0f;
+    for (ulp_u32 j = 0; j < width; j++)
+        line = ADD_RN(line, float_motion_abs(SUB_RN(a[j], b[j])));
+    rows[row_offset + i] = line;
+}
+
+/* ---------------------------------------------------------------------
+ * float_motion for CPU drivers: float_motion_rows
+ * --------------------------------------------------------------------- */
 
 /* Column j mirrored, then clamped into the plane. */
 FUNC ulp_u32 float_motion_column(int j, int w)

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::gpu::score_parallel;
+use ulpgate::features::motion::gpu::{FloatShape, float_extractor_shaped};
 use ulpgate::features::{self, FeatureImpl, Options, run_extractor};
 use ulpgate::fixture::{Chroma, FrameSource, Geometry, LoadedFixture, SyntheticSpec};
 use ulpgate::scores::{Scores, read_libvmaf_json};
@@ -159,16 +160,24 @@ fn gpu_matches_cpu(fixtures: &[LoadedFixture], gpus: &[(&'static str, Arc<dyn Gp
                     continue;
                 }
                 let want = cpu(feature, fx, &options);
+                // float_motion has two kernel shapes (rows on CPU drivers,
+                // planes on GPUs): both run here, on both drivers.
+                let shapes: &[Option<FloatShape>] =
+                    if name == "float_motion" { &[Some(FloatShape::Rows), Some(FloatShape::Planes)] } else { &[None] };
                 for (backend, gpu) in gpus {
-                    let factory = feature.gpu.expect("GPU pipeline");
-                    let what = format!("{name} {options:?} on {backend}, {}", fx.geometry);
-                    let ext = factory(gpu.clone(), &fx.geometry, &options).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                    let seq = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                    let d = max_diff(feature, &options, &want, &seq, fx.frames());
-                    assert_eq!(d, 0.0, "{what}: cpu {want:?}\ngpu {seq:?}");
-                    let make = || factory(gpu.clone(), &fx.geometry, &options);
-                    let par = score_parallel(&make, fx, 3, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                    assert_eq!(max_diff(feature, &options, &want, &par, fx.frames()), 0.0, "{what}, 3 workers");
+                    for &shape in shapes {
+                        let make = || match shape {
+                            Some(shape) => float_extractor_shaped(gpu.clone(), &fx.geometry, &options, shape),
+                            None => feature.gpu.expect("GPU pipeline")(gpu.clone(), &fx.geometry, &options),
+                        };
+                        let what = format!("{name} {options:?} on {backend} ({shape:?}), {}", fx.geometry);
+                        let ext = make().unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                        let seq = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                        let d = max_diff(feature, &options, &want, &seq, fx.frames());
+                        assert_eq!(d, 0.0, "{what}: cpu {want:?}\ngpu {seq:?}");
+                        let par = score_parallel(&make, fx, 3, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                        assert_eq!(max_diff(feature, &options, &want, &par, fx.frames()), 0.0, "{what}, 3 workers");
+                    }
                 }
             }
         }

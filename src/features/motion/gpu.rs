@@ -8,13 +8,15 @@
 
 use super::float::{FloatMotion, RAW_SCORE, bilinear_axis, half};
 use super::integer::{Integer, score};
+use crate::backend::DeviceInfo;
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::features::gpu::{FrameInput, GpuExtractor, GpuPipeline, floats, planes_bytes, word_buffer, words};
 use crate::features::picture::scaler;
 use crate::features::{Extractor, Options};
 use crate::fixture::Geometry;
 use crate::scores::Scores;
-use anyhow::{Result, ensure};
+use anyhow::{Result, bail, ensure};
+use std::ffi::OsStr;
 use std::sync::Arc;
 
 /// `motion_sad` (kernels/motion.cl, shaders/motion_sad.comp): integer
@@ -48,11 +50,15 @@ pub const MOTION_ROWS: usize = 16;
 /// Output columns of a `motion_sad` work item (`MOTION_COLS`).
 pub const MOTION_COLS: usize = 8;
 
+/// Output rows of a `float_motion_rows` work item
+/// (`FLOAT_MOTION_ROWS_PER_ITEM` in the C dialect, `ROWS` in GLSL).
+pub const FLOAT_MOTION_ROWS_PER_ITEM: usize = 4;
+
 /// `float_motion_rows` (kernels/motion.cl, shaders/float_motion_rows.comp):
 /// float_motion's blur of one plane of both frames and each row's SAD. One
-/// work item per row `i < height` (launch `[ceil(height / 64), 1, 1]`):
-/// it walks the row left to right, computing each pixel of both frames as
-/// `convolution_f32_c_s` does — the vertical pass (`convolution_y_c_s`:
+/// work item per [`FLOAT_MOTION_ROWS_PER_ITEM`] rows (launch
+/// `[ceil(ceil(height / 4) / 64), 1, 1]`): it walks its rows left to
+/// right, computing each pixel of both frames as `convolution_f32_c_s` does — the vertical pass (`convolution_y_c_s`:
 /// from 0, `+= taps[k] * pixel(row k)` in tap order, on picture_copy's
 /// `v / scaler - 128`), then the horizontal pass over the vertical values
 /// (`convolution_x_c_s`), borders mirrored — and writes
@@ -67,16 +73,84 @@ pub const MOTION_COLS: usize = 8;
 ///
 /// The row sum is sequential in libvmaf, and float addition is not
 /// associative: keeping it sequential per row keeps the CPU's bits, and
-/// then a work item per row that slides a window of vertical values along
-/// it (one new column a step, each picture sample read once per filter
-/// row, no intermediate planes) is the cheapest way to get the blurred
-/// values to it. Rows run in parallel; the host adds them in order.
-/// Output rows of a `float_motion_rows` work item
-/// (`FLOAT_MOTION_ROWS_PER_ITEM` in the C dialect, `ROWS` in GLSL).
-pub const FLOAT_MOTION_ROWS_PER_ITEM: usize = 4;
-
+/// then on a CPU driver a work item that slides a window of vertical
+/// values along its rows (one new column a step, each picture sample read
+/// once per filter row, no intermediate planes) is the cheapest way to get
+/// the blurred values to it. Rows run in parallel; the host adds them in
+/// order. GPUs run [`FLOAT_MOTION_BLUR_Y`]'s shape instead.
 pub static FLOAT_MOTION_ROWS: KernelSpec =
     KernelSpec { name: "float_motion_rows", family: "motion", workgroup: [64, 1, 1], buffers: 5, scalars: 8 };
+
+/// `float_motion_blur_y` (kernels/motion.cl, shaders/float_motion_blur_y.comp):
+/// the vertical pass of `convolution_f32_c_s` (`convolution_y_c_s`) over one
+/// plane of both frames, on picture_copy's floats (`v / scaler - 128`).
+/// Launch `[ceil(n / 256), 1, 2]`, n = width x height: work item `p` of
+/// z-layer 0 (prev) or 1 (cur) writes `tmp[z * n + p]` = Σ taps[k] *
+/// pixel(row mirror(i - r + k), column j), summed in f32 from 0 in tap
+/// order. Buffers: prev, cur (whole frames' planes, samples), taps (f32),
+/// tmp (2n f32). Scalars: plane offset (samples), width, height, bytes per
+/// sample, 1 / scaler (f32, exact: the scaler is a power of two), filter
+/// width (3 or 5).
+///
+/// With [`FLOAT_MOTION_BLUR_X`] and [`FLOAT_MOTION_SAD_ROWS`] this is the
+/// GPU shape of [`FLOAT_MOTION_ROWS`]'s contract (the same `rows`, the same
+/// bits, and the same `blur` planes): every pixel of the blur is its own
+/// work item, and only the sequential row sum runs a work item per row.
+/// [`FLOAT_MOTION_ROWS`] (a work item per 4 rows: 270 at 1080p) would leave
+/// a GPU nearly idle; on a CPU driver, where every load costs, its fused
+/// walk is faster. [`float_shape_for`] chooses.
+pub static FLOAT_MOTION_BLUR_Y: KernelSpec =
+    KernelSpec { name: "float_motion_blur_y", family: "motion", workgroup: [256, 1, 1], buffers: 4, scalars: 6 };
+
+/// `float_motion_blur_x` (kernels/motion.cl, shaders/float_motion_blur_x.comp):
+/// the horizontal pass (`convolution_x_c_s`) of both frames' `tmp` into
+/// `blur` (`[prev | cur]`), launched and laid out as
+/// [`FLOAT_MOTION_BLUR_Y`]. Buffers: taps, tmp, blur. Scalars: width,
+/// height, filter width.
+pub static FLOAT_MOTION_BLUR_X: KernelSpec =
+    KernelSpec { name: "float_motion_blur_x", family: "motion", workgroup: [256, 1, 1], buffers: 3, scalars: 3 };
+
+/// `float_motion_sad_rows` (kernels/motion.cl, shaders/float_motion_sad_rows.comp):
+/// one work item per row `i < height` writes `rows[row_offset + i]` = Σ
+/// |blur[i][j] - blur[n + i][j]| in f32, j left to right
+/// (`vmaf_image_sad_c`'s `accum_line`). Buffers: blur (2n f32), rows.
+/// Scalars: width, height, row offset.
+pub static FLOAT_MOTION_SAD_ROWS: KernelSpec =
+    KernelSpec { name: "float_motion_sad_rows", family: "motion", workgroup: [64, 1, 1], buffers: 2, scalars: 3 };
+
+/// The two shapes of float_motion's blur and row sums (the same bits).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FloatShape {
+    /// [`FLOAT_MOTION_ROWS`]: a work item walks 4 rows, blur fused.
+    Rows,
+    /// [`FLOAT_MOTION_BLUR_Y`], [`FLOAT_MOTION_BLUR_X`], [`FLOAT_MOTION_SAD_ROWS`].
+    Planes,
+}
+
+/// The environment variable that overrides float_motion's shape: `rows`
+/// or `planes`. A testing and diagnostic switch (both give the same bits);
+/// unset or empty, [`float_shape_for`] chooses by device type.
+pub const FLOAT_SHAPE_VAR: &str = "ULPGATE_FLOAT_MOTION_KERNEL";
+
+/// float_motion's shape for `device`: [`FloatShape::Rows`] on CPU
+/// implementations (`device_type` `cpu`: Mesa lavapipe, PoCL),
+/// [`FloatShape::Planes`] on everything else (GPUs). `choice` is
+/// [`FLOAT_SHAPE_VAR`]'s value, which overrides the device type; anything
+/// but `rows`, `planes` or empty is an error.
+pub fn float_shape_for(device: &DeviceInfo, choice: Option<&OsStr>) -> Result<FloatShape> {
+    match choice.map(|c| c.to_str()) {
+        None | Some(Some("")) => {
+            Ok(if device.device_type.as_deref() == Some("cpu") { FloatShape::Rows } else { FloatShape::Planes })
+        }
+        Some(Some("rows")) => Ok(FloatShape::Rows),
+        Some(Some("planes")) => Ok(FloatShape::Planes),
+        Some(_) => bail!(
+            "{FLOAT_SHAPE_VAR}={:?}: expected `rows` (float_motion_rows) or `planes` (float_motion_blur_y, \
+             float_motion_blur_x, float_motion_sad_rows), or unset",
+            choice.unwrap_or_default()
+        ),
+    }
+}
 
 /// `float_motion_sad_scaled_rows` (kernels/motion.cl,
 /// shaders/float_motion_sad_scaled_rows.comp): with `motion_add_scale1`,
@@ -188,8 +262,20 @@ impl GpuPipeline for IntegerGpu {
     }
 }
 
-/// The GPU extractor of `float_motion`.
+/// The GPU extractor of `float_motion`, in the shape [`float_shape_for`]
+/// chooses for the device.
 pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+    let shape = float_shape_for(gpu.device(), std::env::var_os(FLOAT_SHAPE_VAR).as_deref())?;
+    float_extractor_shaped(gpu, geometry, options, shape)
+}
+
+/// The GPU extractor of `float_motion` in a given shape (tests take both).
+pub fn float_extractor_shaped(
+    gpu: Arc<dyn Gpu>,
+    geometry: &Geometry,
+    options: &Options,
+    shape: FloatShape,
+) -> Result<Box<dyn Extractor>> {
     let motion = FloatMotion::new(geometry, options)?;
     let planes = motion.options.planes();
     // Per plane: its rows, then (with scale 1) its scaled rows.
@@ -201,8 +287,16 @@ pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options
         row_offsets.push((rows, rows + h));
         rows += h + scaled;
     }
+    let kernels = match shape {
+        FloatShape::Rows => FloatKernels::Rows(gpu.load_kernel(&FLOAT_MOTION_ROWS)?),
+        FloatShape::Planes => FloatKernels::Planes {
+            blur_y: gpu.load_kernel(&FLOAT_MOTION_BLUR_Y)?,
+            blur_x: gpu.load_kernel(&FLOAT_MOTION_BLUR_X)?,
+            sad_rows: gpu.load_kernel(&FLOAT_MOTION_SAD_ROWS)?,
+        },
+    };
     let pipeline = FloatGpu {
-        rows_kernel: gpu.load_kernel(&FLOAT_MOTION_ROWS)?,
+        kernels,
         sad_scaled_rows: gpu.load_kernel(&FLOAT_MOTION_SAD_SCALED_ROWS)?,
         geometry: *geometry,
         motion,
@@ -212,8 +306,13 @@ pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options
     GpuExtractor::boxed(gpu, pipeline)
 }
 
+enum FloatKernels {
+    Rows(Kernel),
+    Planes { blur_y: Kernel, blur_x: Kernel, sad_rows: Kernel },
+}
+
 struct FloatGpu {
-    rows_kernel: Kernel,
+    kernels: FloatKernels,
     sad_scaled_rows: Kernel,
     geometry: Geometry,
     motion: FloatMotion,
@@ -226,7 +325,9 @@ struct FloatSlot {
     prev: Buffer,
     cur: Buffer,
     taps: Buffer,
-    /// Both blurred planes (scale 1 only; else a word).
+    /// Both frames' vertical pass (the planes shape only; else a word).
+    tmp: Buffer,
+    /// Both blurred planes (the planes shape, or scale 1; else a word).
     blur: Buffer,
     rows: Buffer,
     /// Per plane, the bilinear tables of scale 1 (index, weight).
@@ -242,11 +343,13 @@ impl GpuPipeline for FloatGpu {
         let bytes = planes_bytes(g, planes);
         let largest = (0..planes).map(|p| g.plane_samples(p)).max().unwrap_or(0);
         let taps = self.motion.options.taps();
-        let blurred = if self.motion.options.add_scale1 { 2 * largest } else { 1 };
+        let planes_shape = matches!(self.kernels, FloatKernels::Planes { .. });
+        let blurred = if self.motion.options.add_scale1 || planes_shape { 2 * largest } else { 1 };
         let slot = FloatSlot {
             prev: word_buffer(gpu, bytes)?,
             cur: word_buffer(gpu, bytes)?,
             taps: gpu.create_buffer(taps.len() * 4)?,
+            tmp: gpu.create_buffer(if planes_shape { 2 * largest * 4 } else { 4 })?,
             blur: gpu.create_buffer(blurred * 4)?,
             rows: gpu.create_buffer(self.rows * 4)?,
             tables: Vec::new(),
@@ -300,23 +403,62 @@ impl GpuPipeline for FloatGpu {
             let (w, h) = g.plane_dims(p);
             let (w32, h32) = (w as u32, h as u32);
             let (rows_at, scaled_at) = self.row_offsets[p];
-            let args = [
-                Arg::Buffer(&b.prev),
-                Arg::Buffer(&b.cur),
-                Arg::Buffer(&b.taps),
-                Arg::Buffer(&b.blur),
-                Arg::Buffer(&b.rows),
-                Arg::U32(g.plane_offset(p) as u32),
-                Arg::U32(w32),
-                Arg::U32(h32),
-                Arg::U32(g.bytes_per_sample() as u32),
-                Arg::F32(inv_scaler),
-                Arg::U32(filter_width),
-                Arg::U32(rows_at as u32),
-                Arg::U32(store),
-            ];
-            let items = h.div_ceil(FLOAT_MOTION_ROWS_PER_ITEM);
-            stream.dispatch(&self.rows_kernel, [groups_for(items, FLOAT_MOTION_ROWS.workgroup[0]), 1, 1], &args)?;
+            let (offset, bytes) = (g.plane_offset(p) as u32, g.bytes_per_sample() as u32);
+            match &self.kernels {
+                FloatKernels::Rows(kernel) => {
+                    let args = [
+                        Arg::Buffer(&b.prev),
+                        Arg::Buffer(&b.cur),
+                        Arg::Buffer(&b.taps),
+                        Arg::Buffer(&b.blur),
+                        Arg::Buffer(&b.rows),
+                        Arg::U32(offset),
+                        Arg::U32(w32),
+                        Arg::U32(h32),
+                        Arg::U32(bytes),
+                        Arg::F32(inv_scaler),
+                        Arg::U32(filter_width),
+                        Arg::U32(rows_at as u32),
+                        Arg::U32(store),
+                    ];
+                    let items = h.div_ceil(FLOAT_MOTION_ROWS_PER_ITEM);
+                    stream.dispatch(kernel, [groups_for(items, FLOAT_MOTION_ROWS.workgroup[0]), 1, 1], &args)?;
+                }
+                FloatKernels::Planes { blur_y, blur_x, sad_rows } => {
+                    let groups = [groups_for(w * h, FLOAT_MOTION_BLUR_Y.workgroup[0]), 1, 2];
+                    let y_args = [
+                        Arg::Buffer(&b.prev),
+                        Arg::Buffer(&b.cur),
+                        Arg::Buffer(&b.taps),
+                        Arg::Buffer(&b.tmp),
+                        Arg::U32(offset),
+                        Arg::U32(w32),
+                        Arg::U32(h32),
+                        Arg::U32(bytes),
+                        Arg::F32(inv_scaler),
+                        Arg::U32(filter_width),
+                    ];
+                    stream.dispatch(blur_y, groups, &y_args)?;
+                    let x_args = [
+                        Arg::Buffer(&b.taps),
+                        Arg::Buffer(&b.tmp),
+                        Arg::Buffer(&b.blur),
+                        Arg::U32(w32),
+                        Arg::U32(h32),
+                        Arg::U32(filter_width),
+                    ];
+                    stream.dispatch(blur_x, groups, &x_args)?;
+                    let row_groups = [groups_for(h, FLOAT_MOTION_SAD_ROWS.workgroup[0]), 1, 1];
+                    let sad_args = [
+                        Arg::Buffer(&b.blur),
+                        Arg::Buffer(&b.rows),
+                        Arg::U32(w32),
+                        Arg::U32(h32),
+                        Arg::U32(rows_at as u32),
+                    ];
+                    stream.dispatch(sad_rows, row_groups, &sad_args)?;
+                }
+            }
             if let Some((index, weight)) = b.tables.get(p) {
                 let (sw, sh) = (half(w), half(h));
                 let args = [
@@ -363,5 +505,39 @@ impl GpuPipeline for FloatGpu {
 
     fn finish_sequence(&self, scores: &mut Scores, frames: usize) -> Result<()> {
         self.motion.finish_sequence(scores, frames)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cpu_drivers_walk_rows_and_gpus_blur_planes() {
+        let device = |device_type: Option<&str>| DeviceInfo {
+            backend: "vulkan".into(),
+            kind: crate::backend::DeviceKind::Gpu,
+            arch_id: "vulkan:0x10de:0x2335".into(),
+            name: "d".into(),
+            driver: None,
+            driver_version: None,
+            api_version: None,
+            device_type: device_type.map(Into::into),
+            pci_bus_id: None,
+        };
+        let (cpu, gpu, unknown) = (device(Some("cpu")), device(Some("discrete-gpu")), device(None));
+        let pick = |d: &DeviceInfo, v: Option<&str>| float_shape_for(d, v.map(OsStr::new));
+        assert_eq!(pick(&cpu, None).unwrap(), FloatShape::Rows);
+        assert_eq!(pick(&cpu, Some("")).unwrap(), FloatShape::Rows);
+        assert_eq!(pick(&gpu, None).unwrap(), FloatShape::Planes);
+        assert_eq!(pick(&unknown, None).unwrap(), FloatShape::Planes);
+        // The variable overrides the device type, both ways.
+        assert_eq!(pick(&cpu, Some("planes")).unwrap(), FloatShape::Planes);
+        assert_eq!(pick(&gpu, Some("rows")).unwrap(), FloatShape::Rows);
+        for bad in ["Planes", "row", " rows", "float_motion_rows"] {
+            let err = pick(&gpu, Some(bad)).unwrap_err().to_string();
+            assert!(err.contains(FLOAT_SHAPE_VAR) && err.contains("`rows`") && err.contains("`planes`"), "{err}");
+            assert!(err.contains(&format!("{bad:?}")), "{err}");
+        }
     }
 }

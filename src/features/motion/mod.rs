@@ -200,7 +200,13 @@ pub static FLOAT_MOTION: FeatureImpl = FeatureImpl {
     },
     cpu: float::cpu_extractor,
     gpu: Some(gpu::float_extractor),
-    kernels: &[&gpu::FLOAT_MOTION_ROWS, &gpu::FLOAT_MOTION_SAD_SCALED_ROWS],
+    kernels: &[
+        &gpu::FLOAT_MOTION_ROWS,
+        &gpu::FLOAT_MOTION_BLUR_Y,
+        &gpu::FLOAT_MOTION_BLUR_X,
+        &gpu::FLOAT_MOTION_SAD_ROWS,
+        &gpu::FLOAT_MOTION_SAD_SCALED_ROWS,
+    ],
     temporal: true,
     refuses: refuses_float,
 };
