@@ -75,6 +75,12 @@ fn run_gate_with(gate: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Valu
     (code, serde_json::from_str(&report).expect("report JSON"))
 }
 
+/// A SKIP cell for an input libvmaf's extractor refuses (float_ms_ssim
+/// below 176x176): no backend has a score there.
+fn refused_by_libvmaf(cell: &Value) -> bool {
+    cell["status"] == "SKIP" && cell["note"].as_str().unwrap_or_default().contains(" does not take ")
+}
+
 fn cells_of<'a>(report: &'a Value, backend: &str) -> Vec<&'a Value> {
     report["cells"].as_array().expect("cells").iter().filter(|c| c["backend_b"] == backend).collect()
 }
@@ -90,6 +96,9 @@ fn opencl_matches_cpu_on_every_default_fixture() {
     let features = gate_features("gates/default.yaml");
     assert_eq!(cells.len(), features.len() * fixtures.len(), "{features:?} on every fixture");
     for c in &cells {
+        if refused_by_libvmaf(c) {
+            continue;
+        }
         assert_eq!(c["status"], "OK", "{}: {}", c["id"], c["note"]);
         let arch = c["device_b"]["arch_id"].as_str().unwrap_or_default();
         assert!(arch.starts_with("opencl:"), "{}: ran on {arch}", c["id"]);
@@ -229,7 +238,7 @@ fn cuda_cells_are_never_ok_without_cuda() {
         default_gate_with(dir.path(), "required.yaml", &[("cuda: {required: false}", "cuda: {required: true}")]);
     let (code, report) = run_gate(&required, &fixture);
     let cells = cells_of(&report, "cuda");
-    assert_eq!(cells.len(), 4);
+    assert_eq!(cells.len(), gate_features("gates/default.yaml").len());
     match &reason {
         // This machine has no usable CUDA (CI): ERROR, with the reason.
         Some(reason) => {
@@ -242,7 +251,7 @@ fn cuda_cells_are_never_ok_without_cuda() {
         // A CUDA machine: the same gate must pass on the GPU.
         None => {
             assert_eq!(code, 0);
-            for c in &cells {
+            for c in cells.iter().filter(|c| !refused_by_libvmaf(c)) {
                 assert_eq!(c["status"], "OK", "{}", c["note"]);
                 assert!(c["device_b"]["arch_id"].as_str().unwrap().starts_with("cuda:"));
             }
@@ -252,7 +261,7 @@ fn cuda_cells_are_never_ok_without_cuda() {
     let optional = default_gate_with(dir.path(), "optional.yaml", &[]);
     let (code, report) = run_gate(&optional, &fixture);
     assert_eq!(code, 0);
-    for c in cells_of(&report, "cuda") {
+    for c in cells_of(&report, "cuda").into_iter().filter(|c| !refused_by_libvmaf(c)) {
         let expected = if reason.is_some() { "SKIP" } else { "OK" };
         assert_eq!(c["status"], expected, "{}", c["note"]);
     }

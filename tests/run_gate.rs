@@ -48,10 +48,10 @@ fn gpu_backends_absent_from_this_build_or_machine_are_skipped_not_ok() {
         let gpu = ["vulkan", "cuda", "opencl"].contains(&c["backend_b"].as_str().unwrap());
         if gpu && c["status"] != "OK" {
             assert_eq!(c["status"], "SKIP", "{c}");
-            assert!(
-                c["note"].as_str().unwrap().contains("unavailable") || c["note"].as_str().unwrap().contains("no GPU"),
-                "{c}"
-            );
+            let note = c["note"].as_str().unwrap();
+            // Unavailable backend, or an input libvmaf's extractor refuses
+            // (float_ms_ssim below 176x176) on every backend alike.
+            assert!(note.contains("unavailable") || note.contains("no GPU") || note.contains(" does not take "), "{c}");
         }
         if gpu && c["status"] == "OK" {
             // Only a side proven to have run on a GPU device may be OK.
