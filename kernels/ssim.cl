@@ -193,7 +193,8 @@ KERNEL ssim_rows(GLOBAL const double *terms, GLOBAL double *partials, ulp_u32 wi
  * item its rows in order, then a tree), checks that the float mean is the
  * same anywhere within 4 x the host's error bound of the sum, and when it
  * is not, adds the terms one after the other in raster order as libvmaf
- * does. results[5 e ..] = sum, magnitudes, weighted, exact sum, flag.
+ * does (always, with `sequential`). results[5 e ..] = sum, magnitudes,
+ * weighted, exact sum, flag.
  * --------------------------------------------------------------------- */
 #define SSIM_TOTAL_WG 256
 #define SSIM_CHUNK 1024
@@ -214,7 +215,7 @@ FUNC int ssim_one_float(double t, double e, double n)
 }
 
 KERNEL ssim_total(GLOBAL const double *terms, GLOBAL const double *partials, GLOBAL const ulp_u32 *entries,
-                  GLOBAL double *results, ulp_u32 count)
+                  GLOBAL double *results, ulp_u32 count, ulp_u32 sequential)
 {
     LOCAL double red[3 * SSIM_TOTAL_WG];
     LOCAL double chunk[SSIM_CHUNK];
@@ -250,7 +251,7 @@ KERNEL ssim_total(GLOBAL const double *terms, GLOBAL const double *partials, GLO
         const double bound = SSIM_DMUL(unit, SSIM_DADD(SSIM_DMUL((double)1.01f, weighted),
                                                        SSIM_DMUL(SSIM_DMUL((double)1.01f, (double)(width + rows + 16u)), mag)));
         const double n = SSIM_DMUL((double)width, (double)rows);
-        exact = ssim_one_float(t, SSIM_DMUL(4.0, bound), n) ? 0u : 1u;
+        exact = (sequential == 0u && ssim_one_float(t, SSIM_DMUL(4.0, bound), n)) ? 0u : 1u;
         results[5u * e] = t;
         results[5u * e + 1u] = mag;
         results[5u * e + 2u] = weighted;

@@ -78,9 +78,21 @@ pub static SSIM_ROWS: KernelSpec =
 /// raster order, libvmaf's sum, staged 1024 at a time in local memory for
 /// the first work item; else S is 0 and the flag 0. Launch `[entries, 1,
 /// 1]`. Buffers: terms, partials, layout (4 u32 per entry), results (f64).
-/// Scalars: entries.
+/// Scalars: entries, and `sequential` (non-zero: make S and set the flag
+/// for every entry, whatever the check says; [`Totals::Sequential`]).
 pub static SSIM_TOTAL: KernelSpec =
-    KernelSpec { name: "ssim_total", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 1 };
+    KernelSpec { name: "ssim_total", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 2 };
+
+/// How the totals reach libvmaf's sequential sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Totals {
+    /// From the parallel sum where the error bound decides the float
+    /// mean, from the device's sequential sum elsewhere (what runs).
+    Decide,
+    /// Always from the device's sequential sum (tests: the fallback path
+    /// gives the same bits).
+    Sequential,
+}
 
 /// Every kernel of the pipeline.
 pub static KERNELS: [&KernelSpec; 6] =
@@ -155,11 +167,12 @@ pub struct SsimGpu {
     partials_len: usize,
     planes_len: usize,
     kernels: [Kernel; 6],
+    totals: Totals,
     record: Record,
 }
 
 impl SsimGpu {
-    pub fn new(gpu: &dyn Gpu, geometry: &Geometry, plan: Plan, record: Record) -> Result<Self> {
+    pub fn new(gpu: &dyn Gpu, geometry: &Geometry, plan: Plan, totals: Totals, record: Record) -> Result<Self> {
         let kernels = [
             gpu.load_kernel(&SSIM_CONVERT)?,
             gpu.load_kernel(&SSIM_DECIMATE)?,
@@ -193,7 +206,18 @@ impl SsimGpu {
         }
         // The kernels index with 32-bit integers.
         ensure!(terms_len < u32::MAX as usize / 2, "a {geometry} frame is too large for the SSIM kernels");
-        Ok(SsimGpu { geometry: *geometry, plan, maps, entries, terms_len, partials_len, planes_len, kernels, record })
+        Ok(SsimGpu {
+            geometry: *geometry,
+            plan,
+            maps,
+            entries,
+            terms_len,
+            partials_len,
+            planes_len,
+            kernels,
+            totals,
+            record,
+        })
     }
 }
 
@@ -350,6 +374,7 @@ impl GpuPipeline for SsimGpu {
                     Arg::Buffer(&b.entries),
                     Arg::Buffer(&b.results),
                     Arg::U32(self.entries as u32),
+                    Arg::U32(u32::from(self.totals == Totals::Sequential)),
                 ],
             )?;
             stream.download(&b.results, 0, 8 * 5 * self.entries)?;
@@ -379,7 +404,13 @@ impl GpuPipeline for SsimGpu {
                         weighted: r[2],
                         sequential: (r[4] != 0.0).then_some(r[3]),
                     };
-                    resolve(&d, m.width, m.rows)?
+                    match self.totals {
+                        Totals::Decide => resolve(&d, m.width, m.rows)?,
+                        Totals::Sequential => {
+                            let s = d.sequential.ok_or_else(|| anyhow::anyhow!("no sequential sum"))?;
+                            (s / (m.width * m.rows) as f64) as f32
+                        }
+                    }
                 });
             }
             means.push(mean_of);

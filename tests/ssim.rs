@@ -1,0 +1,233 @@
+//! float_ssim and float_ms_ssim on the GPU backends against the CPU
+//! reference, on Mesa lavapipe (Vulkan) and PoCL (OpenCL): every metric of
+//! every frame bit for bit, on the reference clips, at every bit depth and
+//! subsampling, odd sizes, libvmaf's automatic and explicit down-scaling,
+//! pictures smaller than the Gaussian window, and with the totals taken
+//! from the device's sequential sums (the rarely needed fallback, forced);
+//! plus bad options and too-small frames through the binary.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+use ulpgate::backend::gpu::Gpu;
+use ulpgate::features::ssim::gpu::Totals;
+use ulpgate::features::ssim::{self, float_ssim, ms_ssim};
+use ulpgate::features::{Extractor, Options, run_extractor};
+use ulpgate::fixture::{Chroma, Frame, FrameSource, Geometry, LoadedFixture, Samples, SyntheticSpec};
+use ulpgate::scores::Scores;
+
+fn synthetic(width: u32, height: u32, bit_depth: u8, chroma: Chroma, seed: u64) -> LoadedFixture {
+    let spec = SyntheticSpec {
+        width,
+        height,
+        frames: 2,
+        bit_depth,
+        chroma,
+        seed,
+        content: Default::default(),
+        distortion: Default::default(),
+    };
+    let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
+    LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
+}
+
+/// The first `frames` frames of a committed reference pair.
+fn reference(folder: &str, dist: &str, geometry: Geometry, frames: usize) -> LoadedFixture {
+    let dir = common::root().join("fixtures/reference").join(folder);
+    let src = |name: &str| FrameSource::Raw { path: dir.join(format!("{name}.yuv")), geometry };
+    LoadedFixture::load(&src("ref"), &src(dist), Some(frames)).expect("reference frames")
+}
+
+/// Two 8-bit 4:4:4 frame pairs of any size (the synthetic generator needs
+/// 16 x 16): a pattern and a perturbed copy.
+fn tiny(width: u32, height: u32) -> LoadedFixture {
+    let geometry = geometry(width, height, 8, Chroma::Yuv444);
+    let n = geometry.frame_samples();
+    let frame = |seed: usize, noise: usize| {
+        let v: Vec<u8> = (0..n).map(|i| ((i * 37 + seed * 11 + (i * noise) % 13) % 251) as u8).collect();
+        Frame::new(geometry, Samples::U8(v)).expect("frame")
+    };
+    LoadedFixture { geometry, reference: vec![frame(0, 0), frame(1, 0)], distorted: vec![frame(0, 3), frame(1, 5)] }
+}
+
+fn geometry(width: u32, height: u32, bit_depth: u8, chroma: Chroma) -> Geometry {
+    Geometry { width, height, bit_depth, chroma }
+}
+
+fn options(pairs: &[(&str, serde_json::Value)]) -> Options {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+}
+
+type GpuFactory = fn(Arc<dyn Gpu>, &Geometry, &Options, Totals) -> anyhow::Result<Box<dyn Extractor>>;
+
+/// CPU reference and GPU pipeline over a fixture: every metric the options
+/// ask for, every frame, the same bits (NaN where the CPU has NaN).
+fn assert_bit_identical(feature: &str, fx: &LoadedFixture, options: &Options, totals: Totals) {
+    let imp = ulpgate::features::find(feature).expect("implemented");
+    let gpu_factory: GpuFactory =
+        if feature == "float_ssim" { float_ssim::gpu_pipeline } else { ms_ssim::gpu_pipeline };
+    let cpu = run_extractor((imp.cpu)(&fx.geometry, options).expect("cpu"), fx, &|| {}).expect("cpu scores");
+    for (backend, gpu) in common::software_gpus() {
+        let what = format!("{feature} {options:?} {totals:?} on {backend}, {}", fx.geometry);
+        let ext = gpu_factory(gpu, &fx.geometry, options, totals).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let out: Scores = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        for metric in (imp.metrics)(options).expect("metrics") {
+            let (a, b) = (cpu.get(&metric).expect("cpu metric"), out.get(&metric).expect("gpu metric"));
+            assert_eq!(a.len(), fx.frames(), "{what}: {metric}");
+            let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()));
+            assert!(same && a.len() == b.len(), "{what}: {metric}: cpu {a:?} vs gpu {b:?}");
+        }
+    }
+}
+
+fn lcs() -> Options {
+    options(&[("enable_lcs", true.into())])
+}
+
+#[test]
+fn both_features_match_the_cpu_on_the_reference_clips() {
+    let clips = [
+        reference("testsrc2_200x184_8bit_420", "dist_x264", geometry(200, 184, 8, Chroma::Yuv420), 3),
+        reference("testsrc2_192x180_10bit_420", "dist_x264", geometry(192, 180, 10, Chroma::Yuv420), 2),
+        reference("testsrc2_192x180_8bit_444", "dist_x264", geometry(192, 180, 8, Chroma::Yuv444), 2),
+        reference("testsrc2_320x240_8bit_420", "dist_band", geometry(320, 240, 8, Chroma::Yuv420), 2),
+    ];
+    for fx in &clips {
+        assert_bit_identical("float_ssim", fx, &lcs(), Totals::Decide);
+        assert_bit_identical("float_ms_ssim", fx, &lcs(), Totals::Decide);
+    }
+}
+
+#[test]
+fn every_bit_depth_subsampling_and_odd_size() {
+    for fx in [
+        synthetic(181, 177, 12, Chroma::Yuv422, 1),
+        synthetic(197, 183, 16, Chroma::Yuv444, 2),
+        synthetic(176, 176, 8, Chroma::Yuv400, 3),
+        synthetic(179, 190, 10, Chroma::Yuv420, 4),
+    ] {
+        assert_bit_identical("float_ssim", &fx, &lcs(), Totals::Decide);
+        assert_bit_identical("float_ms_ssim", &fx, &lcs(), Totals::Decide);
+    }
+    // dB output, clipped, on the 16-bit frames.
+    let fx = synthetic(197, 183, 16, Chroma::Yuv444, 2);
+    let db = options(&[("enable_db", true.into()), ("clip_db", true.into())]);
+    assert_bit_identical("float_ssim", &fx, &db, Totals::Decide);
+    assert_bit_identical("float_ms_ssim", &fx, &db, Totals::Decide);
+}
+
+#[test]
+fn float_ssim_decimates_as_libvmaf_chooses_and_as_told() {
+    // min(w, h) = 384: libvmaf's automatic scale is round(1.5) = 2.
+    let auto = synthetic(403, 384, 8, Chroma::Yuv420, 5);
+    assert_eq!(float_ssim::auto_scale(403, 384), 2);
+    assert_bit_identical("float_ssim", &auto, &lcs(), Totals::Decide);
+    let fx = synthetic(133, 97, 10, Chroma::Yuv444, 6);
+    for scale in [1, 3, 4, 10] {
+        let o = options(&[("scale", scale.into()), ("enable_lcs", true.into())]);
+        assert_bit_identical("float_ssim", &fx, &o, Totals::Decide);
+    }
+}
+
+#[test]
+fn pictures_smaller_than_the_window_score_as_in_libvmaf() {
+    // No map: 0 / (w - 10)(h - 10) is 0, -0 or NaN, as libvmaf prints.
+    for (w, h) in [(8, 8), (10, 20), (5, 20), (11, 11), (12, 30), (30, 12)] {
+        assert_bit_identical("float_ssim", &tiny(w, h), &lcs(), Totals::Decide);
+    }
+}
+
+#[test]
+fn the_sequential_totals_give_the_same_bits() {
+    // The device's sequential sum (taken for a mean too close to a float
+    // boundary to decide from the parallel sum) is libvmaf's own sum.
+    let fx = reference("testsrc2_200x184_8bit_420", "dist_blur", geometry(200, 184, 8, Chroma::Yuv420), 2);
+    assert_bit_identical("float_ssim", &fx, &lcs(), Totals::Sequential);
+    assert_bit_identical("float_ms_ssim", &fx, &lcs(), Totals::Sequential);
+    let odd = synthetic(181, 177, 12, Chroma::Yuv422, 1);
+    assert_bit_identical("float_ms_ssim", &odd, &Options::new(), Totals::Sequential);
+}
+
+#[test]
+fn ms_ssim_refuses_frames_below_176_in_libvmafs_words() {
+    let small = geometry(176, 175, 8, Chroma::Yuv420);
+    let why = (ssim::FLOAT_MS_SSIM.refuses)(&small, &Options::new()).expect("refused");
+    assert!(why.contains("error: scale below 1x1!"), "{why}");
+    assert!((ssim::FLOAT_MS_SSIM.cpu)(&small, &Options::new()).is_err());
+    for (_, gpu) in common::software_gpus() {
+        let err = ms_ssim::gpu_extractor(gpu, &small, &Options::new()).err().expect("refused");
+        assert!(err.to_string().contains("scale below 1x1"), "{err}");
+    }
+    assert!((ssim::FLOAT_MS_SSIM.refuses)(&geometry(176, 176, 8, Chroma::Yuv420), &Options::new()).is_none());
+}
+
+/// A 2-frame raw 8-bit 4:2:0 pair of `w x h` in `dir`.
+fn raw_pair(dir: &Path, w: usize, h: usize) -> (String, String) {
+    let frame = w * h + 2 * w.div_ceil(2) * h.div_ceil(2);
+    let bytes: Vec<u8> = (0..2 * frame).map(|i| (i * 37 % 251) as u8).collect();
+    let noisy: Vec<u8> = bytes.iter().enumerate().map(|(i, v)| v.wrapping_add((i % 7) as u8)).collect();
+    let (r, d) = (dir.join("r.yuv"), dir.join("d.yuv"));
+    std::fs::write(&r, bytes).expect("write");
+    std::fs::write(&d, noisy).expect("write");
+    (r.display().to_string(), d.display().to_string())
+}
+
+fn score(dir: &Path, feature: &str, w: usize, h: usize, opts: &[&str]) -> (bool, String) {
+    let (r, d) = raw_pair(dir, w, h);
+    let mut cmd = common::ulpgate();
+    cmd.args(["score", "--backend", "cpu", "--feature", feature, "--reference", &r, "--distorted", &d]);
+    cmd.args(["--width", &w.to_string(), "--height", &h.to_string()]);
+    for o in opts {
+        cmd.args(["--option", o]);
+    }
+    let out = cmd.output().expect("runs");
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+#[test]
+fn bad_options_are_clear_errors() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (ok, err) = score(dir.path(), "float_ssim", 64, 48, &["scale=11"]);
+    assert!(!ok && err.contains("outside its range [0, 10]"), "{err}");
+    let (ok, err) = score(dir.path(), "float_ssim", 64, 48, &["scale=1.5"]);
+    assert!(!ok && err.contains("scale"), "{err}");
+    let (ok, err) = score(dir.path(), "float_ssim", 64, 48, &["enable_lsc=true"]);
+    assert!(!ok && err.contains("did you mean `enable_lcs`"), "{err}");
+    let (ok, err) = score(dir.path(), "float_ms_ssim", 200, 200, &["scale=2"]);
+    assert!(!ok && err.contains("float_ms_ssim has no option `scale`"), "{err}");
+    let (ok, err) = score(dir.path(), "float_ms_ssim", 200, 200, &["enable_db=yes"]);
+    assert!(!ok && err.contains("enable_db"), "{err}");
+    let (ok, err) = score(dir.path(), "float_ssim", 64, 48, &["scale=3", "enable_lcs=true"]);
+    assert!(ok, "{err}");
+}
+
+#[test]
+fn too_small_frames_are_refused_by_score_and_skipped_by_a_gate() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (ok, err) = score(dir.path(), "float_ms_ssim", 200, 150, &[]);
+    assert!(!ok && err.contains("scale below 1x1"), "{err}");
+    // In a gate the cell is SKIP with libvmaf's reason, on every backend.
+    let gate = common::write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{}features: [float_ms_ssim, float_ssim]\nbackends:\n  cpu: {{}}\n  vulkan: {{required: false}}\npairs:\n  - [cpu, vulkan]\nfixtures:\n  - name: small\n    synthetic: {{width: 176, height: 144, frames: 2, bit_depth: 8, chroma: \"420\", seed: 1}}\n",
+            common::HEADER
+        ),
+    );
+    let json = dir.path().join("r.json");
+    let out = common::ulpgate()
+        .args(["run", gate.to_str().expect("utf-8"), "--vulkan-device", "llvmpipe", "--json-out"])
+        .arg(&json)
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("report")).unwrap();
+    let cells = report["cells"].as_array().expect("cells");
+    let ms = cells.iter().find(|c| c["feature"] == "float_ms_ssim").expect("ms_ssim cell");
+    assert_eq!(ms["status"], "SKIP");
+    assert!(ms["note"].as_str().unwrap_or_default().contains("scale below 1x1"), "{ms}");
+    let ss = cells.iter().find(|c| c["feature"] == "float_ssim").expect("ssim cell");
+    assert_eq!(ss["status"], "OK", "{ss}");
+}
