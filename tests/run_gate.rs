@@ -78,9 +78,6 @@ fn gpu_backends_absent_from_this_build_or_machine_are_skipped_not_ok() {
                     || refused.is_some_and(|why| note.contains(&why)),
                 "{c}"
             );
-            // Unavailable backend, or an input libvmaf's extractor refuses
-            // (float_ms_ssim below 176x176) on every backend alike.
-            assert!(note.contains("unavailable") || note.contains("no GPU") || note.contains(" does not take "), "{c}");
         }
         if gpu && c["status"] == "OK" {
             // Only a side proven to have run on a GPU device may be OK.

@@ -265,7 +265,8 @@ fn jsonl_corpora_and_too_few_frames_to_fit() {
 }
 
 /// `collect --smoke` on Mesa lavapipe (which `.ci/run` installs): the five
-/// features of Research-0041's smoke set collected; then fit, the table written after the lavapipe glob, and a run
+/// features of Research-0041's smoke set collected; then fit, the table
+/// written after the lavapipe glob, and a run
 /// that looks lavapipe's detected id up in the new row.
 #[test]
 fn smoke_on_lavapipe_fit_write_table_and_run() {
@@ -277,12 +278,6 @@ fn smoke_on_lavapipe_fit_write_table_and_run() {
         [("float_ssim", 100), ("motion", 300), ("psnr", 300), ("psnr_hvs", 400), ("vif", 400)];
     let rows: u64 = COLLECTED.iter().map(|c| c.1).sum();
     assert!(stdout(&out).contains(&format!("wrote {rows} rows")), "{}", stdout(&out));
-    // Each implemented feature of the set gives a row per metric and frame.
-    let metrics = |name: &str| {
-        ulpgate::features::find(name).map_or(0, |imp| (imp.metrics)(&Default::default()).unwrap().len() as u64)
-    };
-    let smoke_cells: u64 = ["float_ssim", "motion", "psnr", "psnr_hvs", "vif"].into_iter().map(metrics).sum();
-    assert!(stdout(&out).contains(&format!("wrote {} rows", 100 * smoke_cells)), "{}", stdout(&out));
     let m = read_json(&dir.path().join("smoke.csv.manifest.json"));
     assert_eq!(m["smoke"], true);
     assert_eq!(m["frames_limit"], 100);
@@ -292,16 +287,6 @@ fn smoke_on_lavapipe_fit_write_table_and_run() {
     for (name, n) in COLLECTED {
         let f = features[name];
         assert_eq!((f["status"].as_str(), f["rows"].as_u64()), (Some("collected"), Some(n)), "{name}");
-    for (name, f) in &features {
-        if metrics(name) > 0 {
-            assert_eq!((f["status"].as_str(), f["rows"].as_u64()), (Some("collected"), Some(100 * metrics(name))));
-        } else {
-            // Not implemented in this build: skipped, with the reason, no rows.
-            assert_eq!(f["status"], "skipped", "{name}");
-            assert_eq!(f["rows"], 0);
-            let why = f["reasons"][0].as_str().unwrap();
-            assert!(why.contains(&format!("no CPU implementation of {name}")), "{why}");
-        }
     }
     let vulkan = m["backends"].as_array().unwrap().iter().find(|b| b["name"] == "vulkan").unwrap();
     let arch = vulkan["device"]["arch_id"].as_str().unwrap().to_string();
@@ -314,9 +299,6 @@ fn smoke_on_lavapipe_fit_write_table_and_run() {
     // features too: their kernels keep libvmaf's order).
     let n = rows / 100;
     assert!(stdout(&out).contains(&format!("{n} cells: {n} bit-exact")), "integer features: {}", stdout(&out));
-    // psnr is integer arithmetic, float_ssim's kernels keep the CPU's
-    // bits: every cell of the smoke set is bit-exact on lavapipe.
-    assert!(stdout(&out).contains(&format!("{smoke_cells} cells: {smoke_cells} bit-exact")), "{}", stdout(&out));
     assert!(
         stdout(&out).contains(&format!("{arch}: inserted an exact-id row at line 38, after `vulkan:0x10005:*`")),
         "{}",
