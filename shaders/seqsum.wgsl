@@ -56,7 +56,8 @@ fn increment(bits: u32, e: i32, p: i32) -> Increment {
         if d > 38 {
             return Increment(SATURATED, -1);
         }
-        return Increment(min(u64(man) << u32(d), SATURATED), -1);
+        let shifted = u64(man) << u32(d);
+        return Increment(select(shifted, SATURATED, shifted > SATURATED), -1);
     }
     let sh = u32(-d);
     if sh > 25u {
@@ -67,8 +68,12 @@ fn increment(bits: u32, e: i32, p: i32) -> Increment {
     return Increment(u64(man >> sh), select(select(1, 0, rem == halfway), -1, rem < halfway));
 }
 
+// No 64-bit min() in this kernel: with it, NVIDIA's Vulkan driver
+// (580.159.04, H100) failed to build the pipeline ("NVVM compilation
+// failed: 3"); bisected to this part of the kernel (shaders/README.md).
 fn sat_add(x: u64, y: u64) -> u64 {
-    return min(x + y, SATURATED);
+    let t = x + y;
+    return select(t, SATURATED, t > SATURATED);
 }
 
 // m + increment, the tie to even decided by the parity of m + a.
