@@ -146,3 +146,146 @@ fn both_sum_kernels_are_the_sequential_sum_on_lavapipe_and_pocl() {
         }
     }
 }
+
+/// Runs `gate` (YAML, `@ROOT@` for the repository root) through the binary
+/// in `dir`: the exit code, stderr, and the report's cells.
+fn run_binary(dir: &std::path::Path, gate: &str) -> (i32, String, Vec<serde_json::Value>) {
+    let path = common::write(dir, "g.yaml", gate);
+    let json = dir.join("r.json");
+    let out = common::ulpgate().arg("run").arg(&path).arg("--json-out").arg(&json).output().unwrap();
+    let cells = std::fs::read_to_string(&json)
+        .map(|s| serde_json::from_str::<serde_json::Value>(&s).unwrap()["cells"].as_array().unwrap().clone())
+        .unwrap_or_default();
+    (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).into(), cells)
+}
+
+#[test]
+fn options_are_refused_through_the_binary_neither_feature_takes_any() {
+    for feature in ["ciede", "psnr_hvs"] {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = format!(
+            "{}features:\n  - name: {feature}\n    options: {{enable_chroma: false}}\nbackends: {{cpu: {{}}, golden: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n{}",
+            common::HEADER,
+            common::FX_8BIT
+        );
+        let (code, err, cells) = run_binary(dir.path(), &gate);
+        assert_eq!(code, 2, "{err}");
+        assert!(cells.is_empty());
+        assert!(err.contains(&format!("{feature} has no option `enable_chroma`")), "{err}");
+        assert!(err.contains(&format!("no options: {feature} takes none")), "{err}");
+    }
+}
+
+/// A raw YUV pair of two frames in `dir` (synthetic fixtures start at
+/// 16x16) and its gate fixture entry.
+fn raw_fixture(dir: &std::path::Path, name: &str, width: u32, height: u32, bit_depth: u8, chroma: &str) -> String {
+    let parsed = match chroma {
+        "420" => Chroma::Yuv420,
+        "422" => Chroma::Yuv422,
+        "444" => Chroma::Yuv444,
+        _ => Chroma::Yuv400,
+    };
+    let geometry = ulpgate::fixture::Geometry { width, height, bit_depth, chroma: parsed };
+    let planes = if parsed == Chroma::Yuv400 { 1 } else { 3 };
+    let samples: usize = 2 * (0..planes).map(|p| geometry.plane_dims(p)).map(|(w, h)| w * h).sum::<usize>();
+    let max = (1u32 << bit_depth) - 1;
+    for (file, seed) in [("ref", 7u32), ("dist", 11)] {
+        let bytes: Vec<u8> = (0..samples as u32)
+            .map(|i| (i.wrapping_mul(2654435761).wrapping_add(seed * 40503) >> 7) % (max + 1))
+            .flat_map(|v| if bit_depth == 8 { vec![v as u8] } else { (v as u16).to_le_bytes().to_vec() })
+            .collect();
+        std::fs::write(dir.join(format!("{name}_{file}.yuv")), bytes).unwrap();
+    }
+    let d = dir.display();
+    format!(
+        "  - name: {name}\n    reference: {d}/{name}_ref.yuv\n    distorted: {d}/{name}_dist.yuv\n    \
+         geometry: {{width: {width}, height: {height}, bit_depth: {bit_depth}, chroma: \"{chroma}\"}}\n    frames: 2\n"
+    )
+}
+
+/// The smallest frames and what libvmaf refuses, through the binary on
+/// lavapipe and PoCL: ciede scores a 1x1 frame and psnr_hvs the smallest
+/// 4:2:0 frame with an 8x8 chroma block (15x15), every backend the same
+/// bits; psnr_hvs with a plane under 8x8 and either feature on input
+/// libvmaf refuses are SKIP with libvmaf's reason, never a score.
+#[test]
+fn smallest_frames_and_refused_inputs_through_the_binary() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures = [
+        raw_fixture(dir.path(), "tiny_1x1_420", 1, 1, 8, "420"),
+        raw_fixture(dir.path(), "tiny_15x15_420", 15, 15, 10, "420"),
+        raw_fixture(dir.path(), "tiny_14x14_420", 14, 14, 8, "420"),
+        raw_fixture(dir.path(), "tiny_9x8_16bit_444", 9, 8, 16, "444"),
+        raw_fixture(dir.path(), "tiny_16x16_400", 16, 16, 8, "400"),
+        raw_fixture(dir.path(), "tiny_80x1_422", 80, 1, 8, "422"),
+    ]
+    .concat();
+    let gate = format!(
+        "{}features: [ciede, psnr_hvs]\nbackends:\n  cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  \
+         opencl: {{required: true}}\npairs: [[cpu, vulkan], [cpu, opencl]]\nfixtures:\n{fixtures}",
+        common::HEADER
+    );
+    let (code, err, cells) = run_binary(dir.path(), &gate);
+    assert_eq!(code, 0, "{err}");
+    let expect = |feature: &str, fixture: &str, status: &str, note: &str| {
+        let mine: Vec<_> = cells.iter().filter(|c| c["feature"] == feature && c["fixture"] == fixture).collect();
+        assert_eq!(mine.len(), 2, "{feature} {fixture}: {cells:?}");
+        for c in mine {
+            assert_eq!(c["status"], status, "{c}");
+            assert!(c["note"].as_str().unwrap_or("").contains(note), "{c}");
+            if status == "OK" {
+                assert_eq!(c["device_b"]["kind"], "gpu", "{c}");
+                let worst = c["per_metric_max_abs_diff"].as_object().unwrap().values().map(|v| v.as_f64().unwrap());
+                assert!(worst.fold(0.0, f64::max) == 0.0, "{c}");
+            }
+        }
+    };
+    expect("ciede", "tiny_1x1_420", "OK", "");
+    expect("psnr_hvs", "tiny_1x1_420", "SKIP", "no 8x8 block fits");
+    expect("ciede", "tiny_15x15_420", "OK", "");
+    expect("psnr_hvs", "tiny_15x15_420", "OK", "");
+    expect("ciede", "tiny_14x14_420", "OK", "");
+    expect("psnr_hvs", "tiny_14x14_420", "SKIP", "no 8x8 block fits");
+    expect("ciede", "tiny_9x8_16bit_444", "OK", "");
+    expect("psnr_hvs", "tiny_9x8_16bit_444", "SKIP", "bpc must be less than or equal to 12");
+    expect("ciede", "tiny_16x16_400", "SKIP", "4:0:0");
+    expect("psnr_hvs", "tiny_16x16_400", "SKIP", "4:0:0");
+    expect("ciede", "tiny_80x1_422", "SKIP", "past the end");
+}
+
+/// The parallel sum kernel (`seqsum`, what GPUs run; CPU drivers run
+/// `seqsum_serial` by default) through the whole pipelines on lavapipe and
+/// PoCL: every metric bit for bit with the CPU, on the recorded 8-bit clip
+/// and a synthetic 12-bit 4:2:2 one.
+#[test]
+fn the_parallel_sum_kernel_is_bit_exact_through_both_pipelines() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = format!(
+        "{}features: [ciede, psnr_hvs]\nbackends:\n  cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  \
+         opencl: {{required: true}}\npairs: [[cpu, vulkan], [cpu, opencl]]\nfixtures:\n{}  - name: s12\n    \
+         synthetic: {{width: 97, height: 61, frames: 3, bit_depth: 12, chroma: \"422\", seed: 9}}\n",
+        common::HEADER,
+        common::FX_8BIT
+    );
+    let path = common::write(dir.path(), "g.yaml", &gate);
+    let json = dir.path().join("r.json");
+    let out = common::ulpgate()
+        .env(seqsum::KERNEL_VAR, "parallel")
+        .arg("run")
+        .arg(&path)
+        .arg("--json-out")
+        .arg(&json)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cells = report["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2 * 2 * 2);
+    for c in cells {
+        assert_eq!(c["status"], "OK", "{c}");
+        assert_eq!(c["device_b"]["kind"], "gpu", "{c}");
+        for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
+            assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric} differs by {diff}", c["id"]);
+        }
+    }
+}

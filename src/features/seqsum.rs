@@ -145,7 +145,8 @@ pub fn summary(terms: &[f32], e: i32, p: u32) -> (u64, u64) {
 /// The exact running sum `s`, when the fast path may take it: its binade
 /// exponent and integer significand m (2^(P-1) <= m < 2^P).
 fn decompose(s: f64, acc: Accumulator) -> Option<(i32, u64)> {
-    if !(s > 0.0) || !s.is_finite() {
+    // Zero, negative, NaN and infinities take the real addition.
+    if s.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater) || !s.is_finite() {
         return None;
     }
     let e = exponent(s);

@@ -282,6 +282,7 @@ pub fn equal_colours(a: Triple, b: Triple, max_sample: u32) -> bool {
 }
 
 /// [`row_de00`] with [`Own`] through a band's caches.
+#[allow(clippy::too_many_arguments)] // row_de00's arguments and the caches
 fn row_de00_cached(
     i: usize,
     r: &Picture<'_>,

@@ -281,9 +281,10 @@ pub fn plane_score(ret: f32, pixels: usize, bit_depth: u8) -> f64 {
     f64::from(ret / (samplemax * samplemax) as f32)
 }
 
-/// psnr_hvs.c `convert_score_db` with weight 1.
+/// psnr_hvs.c `convert_score_db` with weight 1: `10 * (-1 * log10(1.0 *
+/// score))`; multiplying by 1 and by -1 is exact, so this is the same value.
 pub fn score_db(score: f64) -> f64 {
-    10.0 * (-1.0 * (1.0 * score).log10())
+    10.0 * -score.log10()
 }
 
 /// psnr_hvs.c `extract`'s scores from the three planes' calc_psnrhvs
@@ -302,6 +303,12 @@ pub struct PsnrHvsCpu {
 impl PsnrHvsCpu {
     pub fn new() -> Self {
         PsnrHvsCpu { tables: [plane_tables(0), plane_tables(1), plane_tables(2)] }
+    }
+}
+
+impl Default for PsnrHvsCpu {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

@@ -60,13 +60,12 @@ fn refuses(geometry: &Geometry, _: &Options) -> Option<String> {
     if geometry.chroma == Chroma::Yuv400 {
         return Some("libvmaf's psnr_hvs init refuses 4:0:0 (YUV400P) input (-EINVAL)".into());
     }
-    for p in 0..3 {
+    for (p, metric) in METRICS[..3].iter().enumerate() {
         let (w, h) = geometry.plane_dims(p);
         if blocks(w) == 0 || blocks(h) == 0 {
             return Some(format!(
                 "plane {p} is {w}x{h}: no 8x8 block fits, so libvmaf's calc_psnrhvs divides 0 by 0 \
-                 and prints null for {}",
-                METRICS[p]
+                 and prints null for {metric}"
             ));
         }
     }

@@ -273,9 +273,9 @@ pub struct PlaneTables {
 /// subsampling.
 pub fn plane_tables(p: usize) -> PlaneTables {
     let mut t = PlaneTables { csf: [0.0; 64], mask: [0.0; 64] };
-    for i in 0..8 {
-        for j in 0..8 {
-            let csf = CSF_F64[p][i][j] as f32;
+    for (i, row) in CSF_F64[p].iter().enumerate() {
+        for (j, &value) in row.iter().enumerate() {
+            let csf = value as f32;
             t.csf[i * 8 + j] = csf;
             let scaled = f64::from(csf) * MASK_SCALE;
             t.mask[i * 8 + j] = (scaled * scaled) as f32;
