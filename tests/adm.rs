@@ -16,21 +16,10 @@ use std::sync::{Arc, Mutex};
 use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::adm::{ADM, FLOAT_ADM};
 use ulpgate::features::{FeatureImpl, Options, run_extractor};
-use ulpgate::fixture::{Chroma, FrameSource, LoadedFixture, SyntheticSpec};
+use ulpgate::fixture::{Chroma, LoadedFixture};
 
 fn fixture(width: u32, height: u32, bit_depth: u8, chroma: Chroma, seed: u64) -> LoadedFixture {
-    let spec = SyntheticSpec {
-        width,
-        height,
-        frames: 2,
-        bit_depth,
-        chroma,
-        seed,
-        content: Default::default(),
-        distortion: Default::default(),
-    };
-    let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
-    LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
+    synthetic(width, height, bit_depth, chroma, 2, seed)
 }
 
 fn options(pairs: &[(&str, Value)]) -> Options {

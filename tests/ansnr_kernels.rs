@@ -5,37 +5,15 @@
 //! around the row groups' chunk (1024 pixels) and work group (128), and
 //! beyond the widest synthetic fixture a gate may declare (8192).
 
-use std::sync::Arc;
-use ulpgate::backend::gpu::{Gpu, KernelSpec};
-use ulpgate::backend::{opencl, vulkan};
-use ulpgate::config::gate::DeviceSelector;
+mod common;
+
+use ulpgate::backend::gpu::KernelSpec;
 use ulpgate::features::ansnr::{self, ANSNR_FILTER_ROWS, ANSNR_ROW_GROUPS};
 use ulpgate::features::{Options, run_extractor};
-use ulpgate::fixture::{Chroma, FrameSource, LoadedFixture, SyntheticSpec};
+use ulpgate::fixture::{Chroma, LoadedFixture};
 
 fn fixture(width: u32, height: u32, bit_depth: u8, chroma: Chroma, seed: u64) -> LoadedFixture {
-    let spec = SyntheticSpec {
-        width,
-        height,
-        frames: 2,
-        bit_depth,
-        chroma,
-        seed,
-        content: Default::default(),
-        distortion: Default::default(),
-    };
-    let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
-    LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
-}
-
-/// Lavapipe and PoCL: both must be there (a GPU test that skips itself
-/// proves nothing).
-fn devices() -> Vec<(&'static str, Arc<dyn Gpu>)> {
-    let lavapipe = vulkan::open(Some(&DeviceSelector::Name("llvmpipe".into())), vulkan::Options::default())
-        .unwrap_or_else(|e| panic!("this test runs on Mesa lavapipe (apt-get install mesa-vulkan-drivers): {e}"));
-    let pocl = opencl::open(None).unwrap_or_else(|e| panic!("this test runs on PoCL (pocl-opencl-icd): {e}"));
-    assert_eq!(pocl.device().device_type.as_deref(), Some("cpu"), "expected PoCL's CPU device");
-    vec![("vulkan", lavapipe), ("opencl", pocl)]
+    common::synthetic(width, height, bit_depth, chroma, 2, seed)
 }
 
 #[test]
@@ -52,7 +30,7 @@ fn both_kernels_match_the_cpu_bit_for_bit_at_any_width() {
         fixture(8200, 16, 8, Chroma::Yuv444, 5),
     ];
     let specs: [&'static KernelSpec; 2] = [&ANSNR_FILTER_ROWS, &ANSNR_ROW_GROUPS];
-    for (backend, gpu) in devices() {
+    for (backend, gpu) in common::software_gpus() {
         for fx in &fixtures {
             let cpu =
                 run_extractor((ansnr::FLOAT_ANSNR.cpu)(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
@@ -79,7 +57,7 @@ fn both_kernels_match_the_cpu_bit_for_bit_at_any_width() {
 #[test]
 fn only_float_ansnr_kernels_make_a_float_ansnr_pipeline() {
     let fx = fixture(37, 21, 8, Chroma::Yuv420, 1);
-    let (_, gpu) = devices().remove(0);
+    let (_, gpu) = common::software_gpus().remove(0);
     let err = ansnr::gpu_extractor(gpu, &fx.geometry, &ulpgate::features::psnr::PSNR_SSE).err().unwrap();
     assert!(err.to_string().contains("psnr_sse is not a float_ansnr kernel"), "{err}");
 }

@@ -8,22 +8,9 @@ use std::sync::{Arc, OnceLock};
 use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::seqsum::{self, Accumulator, SEQSUM, SEQSUM_SERIAL, SeqSum};
 use ulpgate::features::{self, Options, run_extractor};
-use ulpgate::fixture::{Chroma, FrameSource, LoadedFixture, SyntheticSpec};
+use ulpgate::fixture::{Chroma, LoadedFixture};
 
-fn fixture(width: u32, height: u32, bit_depth: u8, chroma: Chroma, frames: u32, seed: u64) -> LoadedFixture {
-    let spec = SyntheticSpec {
-        width,
-        height,
-        frames,
-        bit_depth,
-        chroma,
-        seed,
-        content: Default::default(),
-        distortion: Default::default(),
-    };
-    let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
-    LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
-}
+use common::synthetic as fixture;
 
 /// Lavapipe and PoCL, opened once for every test of this file: PoCL's (3.1)
 /// first device query is not thread-safe (two tests opening it at once can

@@ -6,6 +6,7 @@
 //! arithmetic — and bad options and too-small frames through the binary.
 
 mod common;
+use common::synthetic;
 
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -14,28 +15,13 @@ use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::gpu::score_parallel;
 use ulpgate::features::motion::gpu::{FloatShape, float_extractor_shaped};
 use ulpgate::features::{self, FeatureImpl, Options, run_extractor};
-use ulpgate::fixture::{Chroma, FrameSource, Geometry, LoadedFixture, SyntheticSpec};
+use ulpgate::fixture::{Chroma, FrameSource, Geometry, LoadedFixture};
 use ulpgate::scores::{Scores, read_libvmaf_json};
 
 fn reference(folder: &str, dist: &str, geometry: Geometry) -> LoadedFixture {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/reference").join(folder);
     let src = |name: &str| FrameSource::Raw { path: root.join(format!("{name}.yuv")), geometry };
     LoadedFixture::load(&src("ref"), &src(dist), None).expect("reference fixture")
-}
-
-fn synthetic(width: u32, height: u32, bit_depth: u8, chroma: Chroma, frames: u32, seed: u64) -> LoadedFixture {
-    let spec = SyntheticSpec {
-        width,
-        height,
-        frames,
-        bit_depth,
-        chroma,
-        seed,
-        content: Default::default(),
-        distortion: Default::default(),
-    };
-    let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
-    LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
 }
 
 /// Random frames of any geometry (synthetic fixtures start at 16x16).

@@ -14,22 +14,12 @@ use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::ssim::gpu::Totals;
 use ulpgate::features::ssim::{self, float_ssim, ms_ssim};
 use ulpgate::features::{Extractor, Options, run_extractor};
-use ulpgate::fixture::{Chroma, Frame, FrameSource, Geometry, LoadedFixture, Samples, SyntheticSpec};
+use ulpgate::fixture::{Chroma, Frame, FrameSource, Geometry, LoadedFixture, Samples};
 use ulpgate::scores::Scores;
 
+/// Random frames of any geometry (synthetic fixtures start at 16x16).
 fn synthetic(width: u32, height: u32, bit_depth: u8, chroma: Chroma, seed: u64) -> LoadedFixture {
-    let spec = SyntheticSpec {
-        width,
-        height,
-        frames: 2,
-        bit_depth,
-        chroma,
-        seed,
-        content: Default::default(),
-        distortion: Default::default(),
-    };
-    let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
-    LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
+    common::synthetic(width, height, bit_depth, chroma, 2, seed)
 }
 
 /// The first `frames` frames of a committed reference pair.

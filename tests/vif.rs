@@ -7,6 +7,7 @@
 //! pictures libvmaf scores) and under every option.
 
 mod common;
+use common::synthetic;
 
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -111,21 +112,6 @@ fn cpu_reference_reproduces_every_option_recording() {
             }
         }
     }
-}
-
-fn synthetic(width: u32, height: u32, bit_depth: u8, chroma: Chroma, frames: u32, seed: u64) -> LoadedFixture {
-    let spec = ulpgate::fixture::SyntheticSpec {
-        width,
-        height,
-        frames,
-        bit_depth,
-        chroma,
-        seed,
-        content: Default::default(),
-        distortion: Default::default(),
-    };
-    let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
-    LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
 }
 
 /// Lavapipe and PoCL, opened once for every test of this file: PoCL's

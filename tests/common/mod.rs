@@ -88,16 +88,24 @@ pub fn recorded_cells(gate: &str) -> usize {
 /// The software GPUs every kernel test runs on: Mesa lavapipe (Vulkan) and
 /// PoCL (OpenCL). Both must be there: a GPU test that skips itself proves
 /// nothing, so a missing driver fails with the package that provides it
-/// (`scripts/test.sh` installs both).
+/// (`scripts/test.sh` installs both). Opened once per test binary and
+/// shared: PoCL's first device query is not safe to run from two threads at
+/// once (tests running in parallel crashed in `clGetDeviceInfo`).
 pub fn software_gpus() -> Vec<(&'static str, std::sync::Arc<dyn ulpgate::backend::gpu::Gpu>)> {
-    use ulpgate::backend::{opencl, vulkan};
-    use ulpgate::config::gate::DeviceSelector;
-    let lavapipe = vulkan::open(Some(&DeviceSelector::Name("llvmpipe".into())), vulkan::Options::default())
-        .unwrap_or_else(|e| panic!("this test runs on Mesa lavapipe (apt-get install mesa-vulkan-drivers): {e}"));
-    let pocl = opencl::open(None)
-        .unwrap_or_else(|e| panic!("this test runs on PoCL (apt-get install pocl-opencl-icd ocl-icd-libopencl1): {e}"));
-    assert_eq!(pocl.device().device_type.as_deref(), Some("cpu"), "expected PoCL's CPU device");
-    vec![("vulkan", lavapipe), ("opencl", pocl)]
+    type Gpus = Vec<(&'static str, std::sync::Arc<dyn ulpgate::backend::gpu::Gpu>)>;
+    static GPUS: std::sync::OnceLock<Gpus> = std::sync::OnceLock::new();
+    GPUS.get_or_init(|| {
+        use ulpgate::backend::{opencl, vulkan};
+        use ulpgate::config::gate::DeviceSelector;
+        let lavapipe = vulkan::open(Some(&DeviceSelector::Name("llvmpipe".into())), vulkan::Options::default())
+            .unwrap_or_else(|e| panic!("this test runs on Mesa lavapipe (apt-get install mesa-vulkan-drivers): {e}"));
+        let pocl = opencl::open(None).unwrap_or_else(|e| {
+            panic!("this test runs on PoCL (apt-get install pocl-opencl-icd ocl-icd-libopencl1): {e}")
+        });
+        assert_eq!(pocl.device().device_type.as_deref(), Some("cpu"), "expected PoCL's CPU device");
+        vec![("vulkan", lavapipe), ("opencl", pocl)]
+    })
+    .clone()
 }
 
 /// Each fixture of a gate file with its geometry (a raw fixture's
@@ -137,4 +145,29 @@ pub fn skipped_as_refused(gate: &str, cell: &serde_json::Value) -> bool {
     assert_eq!(cell["status"], "SKIP", "{cell}");
     assert!(cell["note"].as_str().unwrap().contains(&why), "{cell}");
     true
+}
+
+/// A synthetic pair (`SyntheticSpec`'s default content and distortion) of
+/// `frames` frames, loaded as the gate loads fixtures.
+pub fn synthetic(
+    width: u32,
+    height: u32,
+    bit_depth: u8,
+    chroma: ulpgate::fixture::Chroma,
+    frames: u32,
+    seed: u64,
+) -> ulpgate::fixture::LoadedFixture {
+    use ulpgate::fixture::{FrameSource, LoadedFixture, SyntheticSpec};
+    let spec = SyntheticSpec {
+        width,
+        height,
+        frames,
+        bit_depth,
+        chroma,
+        seed,
+        content: Default::default(),
+        distortion: Default::default(),
+    };
+    let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
+    LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
 }
