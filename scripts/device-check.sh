@@ -146,7 +146,7 @@ step "bench 1080p ($bench_backends)" "$ULPGATE" bench --clip "$TMP/ref1080.yuv" 
 # drivers get, the work group per row GPUs get.
 for kernel in rows groups; do
     step "float_ansnr kernel $kernel" env ULPGATE_ANSNR_KERNEL=$kernel "$ULPGATE" bench --clip "$TMP/ref1080.yuv" \
-        "$TMP/dis1080.yuv" --width 1920 --height 1080 --frames "$FRAMES" --backends ${BACKENDS// /,} \
+        "$TMP/dis1080.yuv" --width 1920 --height 1080 --frames "$FRAMES" --backends "${BACKENDS// /,}" \
         --features float_ansnr --json-out "$TMP/ansnr-$kernel.json" | grep -E "^│ *float_ansnr "
 done
 
