@@ -10,7 +10,7 @@ use crate::backend::DeviceInfo;
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
-use anyhow::{Result, bail, ensure};
+use anyhow::{Result, ensure};
 use std::ffi::OsStr;
 use std::sync::Arc;
 
@@ -57,17 +57,9 @@ pub const KERNEL_VAR: &str = "ULPGATE_ANSNR_KERNEL";
 /// [`KERNEL_VAR`]'s value, which overrides the device type; anything but
 /// `rows`, `groups` or empty is an error.
 pub fn kernel_for(device: &DeviceInfo, choice: Option<&OsStr>) -> Result<&'static KernelSpec> {
-    match choice.map(|c| c.to_str()) {
-        None | Some(Some("")) => {
-            Ok(if device.device_type.as_deref() == Some("cpu") { &ANSNR_FILTER_ROWS } else { &ANSNR_ROW_GROUPS })
-        }
-        Some(Some("rows")) => Ok(&ANSNR_FILTER_ROWS),
-        Some(Some("groups")) => Ok(&ANSNR_ROW_GROUPS),
-        Some(_) => bail!(
-            "{KERNEL_VAR}={:?}: expected `rows` (ansnr_filter_rows) or `groups` (ansnr_row_groups), or unset",
-            choice.unwrap_or_default()
-        ),
-    }
+    let rows: &'static KernelSpec = &ANSNR_FILTER_ROWS;
+    let groups: &'static KernelSpec = &ANSNR_ROW_GROUPS;
+    super::gpu::shape_for_driver(device, KERNEL_VAR, choice, ("rows", rows.name, rows), ("groups", groups.name, groups))
 }
 
 /// `ansnr_filter_rows` (kernels/ansnr.cl, shaders/ansnr_filter_rows.comp):

@@ -370,6 +370,37 @@ impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
     }
 }
 
+/// One of a feature's two kernel shapes with one contract and the same
+/// bits: `cpu` on CPU implementations of a GPU API (`device_type` `cpu`:
+/// Mesa lavapipe, PoCL), where a work-group barrier costs microseconds and a
+/// thread walking its row is fastest; `gpu` on everything else, where one
+/// thread per row leaves the chip idle. `choice` is the value of the
+/// environment variable `var`, a testing and diagnostic switch that
+/// overrides the device type: the first word of `cpu` or `gpu`, or empty;
+/// anything else is an error naming both. Each side is (word, what it
+/// runs, value).
+pub fn shape_for_driver<T: Copy>(
+    device: &crate::backend::DeviceInfo,
+    var: &str,
+    choice: Option<&std::ffi::OsStr>,
+    cpu: (&str, &str, T),
+    gpu: (&str, &str, T),
+) -> Result<T> {
+    match choice.map(|c| c.to_str()) {
+        None | Some(Some("")) => Ok(if device.device_type.as_deref() == Some("cpu") { cpu.2 } else { gpu.2 }),
+        Some(Some(word)) if word == cpu.0 => Ok(cpu.2),
+        Some(Some(word)) if word == gpu.0 => Ok(gpu.2),
+        Some(_) => bail!(
+            "{var}={:?}: expected `{}` ({}) or `{}` ({}), or unset",
+            choice.unwrap_or_default(),
+            cpu.0,
+            cpu.1,
+            gpu.0,
+            gpu.1
+        ),
+    }
+}
+
 /// A buffer for `bytes`, rounded up to whole 32-bit words (kernels read
 /// samples through 32-bit words in the GLSL dialect).
 pub fn word_buffer(gpu: &dyn Gpu, bytes: usize) -> Result<Buffer> {

@@ -248,17 +248,14 @@ pub fn kernel_for(
     device: &crate::backend::DeviceInfo,
     choice: Option<&std::ffi::OsStr>,
 ) -> Result<&'static KernelSpec> {
-    match choice.map(|c| c.to_str()) {
-        None | Some(Some("")) => {
-            Ok(if device.device_type.as_deref() == Some("cpu") { &SEQSUM_SERIAL } else { &SEQSUM })
-        }
-        Some(Some("serial")) => Ok(&SEQSUM_SERIAL),
-        Some(Some("parallel")) => Ok(&SEQSUM),
-        Some(_) => anyhow::bail!(
-            "{KERNEL_VAR}={:?}: expected `serial` (seqsum_serial) or `parallel` (seqsum), or unset",
-            choice.unwrap_or_default()
-        ),
-    }
+    let (serial, parallel): (&'static KernelSpec, &'static KernelSpec) = (&SEQSUM_SERIAL, &SEQSUM);
+    super::gpu::shape_for_driver(
+        device,
+        KERNEL_VAR,
+        choice,
+        ("serial", serial.name, serial),
+        ("parallel", parallel.name, parallel),
+    )
 }
 
 /// One or more sequential sums on a GPU: the kernel, and the sequences'

@@ -15,7 +15,7 @@ use crate::features::picture::scaler;
 use crate::features::{Extractor, Options};
 use crate::fixture::Geometry;
 use crate::scores::Scores;
-use anyhow::{Result, bail, ensure};
+use anyhow::{Result, ensure};
 use std::ffi::OsStr;
 use std::sync::Arc;
 
@@ -138,18 +138,13 @@ pub const FLOAT_SHAPE_VAR: &str = "ULPGATE_FLOAT_MOTION_KERNEL";
 /// [`FLOAT_SHAPE_VAR`]'s value, which overrides the device type; anything
 /// but `rows`, `planes` or empty is an error.
 pub fn float_shape_for(device: &DeviceInfo, choice: Option<&OsStr>) -> Result<FloatShape> {
-    match choice.map(|c| c.to_str()) {
-        None | Some(Some("")) => {
-            Ok(if device.device_type.as_deref() == Some("cpu") { FloatShape::Rows } else { FloatShape::Planes })
-        }
-        Some(Some("rows")) => Ok(FloatShape::Rows),
-        Some(Some("planes")) => Ok(FloatShape::Planes),
-        Some(_) => bail!(
-            "{FLOAT_SHAPE_VAR}={:?}: expected `rows` (float_motion_rows) or `planes` (float_motion_blur_y, \
-             float_motion_blur_x, float_motion_sad_rows), or unset",
-            choice.unwrap_or_default()
-        ),
-    }
+    crate::features::gpu::shape_for_driver(
+        device,
+        FLOAT_SHAPE_VAR,
+        choice,
+        ("rows", "float_motion_rows", FloatShape::Rows),
+        ("planes", "float_motion_blur_y, float_motion_blur_x, float_motion_sad_rows", FloatShape::Planes),
+    )
 }
 
 /// `float_motion_sad_scaled_rows` (kernels/motion.cl,
