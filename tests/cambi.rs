@@ -336,3 +336,26 @@ fn bad_options_are_clear_errors() {
         assert!(err.contains(says), "{option}: {err}");
     }
 }
+
+/// Without `full_ref` cambi scores the distorted picture alone, so only the
+/// distorted frame is uploaded; with it, both are (and the scores stay the
+/// CPU's).
+#[test]
+fn the_reference_is_uploaded_only_for_full_ref() {
+    let fx = common::synthetic(320, 240, 8, Chroma::Yuv420, 3, 7);
+    let luma_and_chroma = fx.geometry.plane_offset(3) * fx.geometry.bytes_per_sample();
+    for (backend, device) in software_gpus() {
+        for (full_ref, sides) in [(false, 1), (true, 2)] {
+            let mut options = Options::new();
+            options.insert("full_ref".into(), serde_json::json!(full_ref));
+            let counting = ulpgate::backend::gpu::CountingGpu::new(device.clone());
+            let got = gpu(&(counting.clone() as Arc<dyn Gpu>), &fx, &options);
+            assert_bit_exact(&cpu(&fx, &options), &got, &format!("{backend} full_ref={full_ref}"));
+            let per_frame = counting.uploaded() / 3;
+            assert!(
+                per_frame >= sides * 320 * 240 && per_frame <= sides * luma_and_chroma as u64,
+                "{backend} full_ref={full_ref}: {per_frame} bytes a frame"
+            );
+        }
+    }
+}

@@ -102,6 +102,13 @@ pub trait GpuPipeline: Send + 'static {
         [FrameInput::REFERENCE, FrameInput::DISTORTED]
     }
 
+    /// Which of [`GpuPipeline::inputs`] the kernels read: the driver
+    /// uploads only those (cambi without `full_ref` reads no reference).
+    /// Both by default.
+    fn uploads(&self) -> [bool; 2] {
+        [true, true]
+    }
+
     /// The cross-frame rules of a temporal feature (libvmaf's `flush`),
     /// run once over every frame's [`GpuPipeline::finish`]ed values, in
     /// frame order. Nothing by default.
@@ -282,10 +289,14 @@ impl<P: GpuPipeline> GpuDriver for GpuExtractor<P> {
     fn make_resident(&mut self, reference: &Frame, distorted: &Frame) -> Result<()> {
         self.flush(&mut Scores::default())?;
         let bytes = self.upload_bytes();
+        let uploads = self.pipeline.uploads();
         for slot in &mut self.slots {
-            let [r, d] = self.pipeline.inputs(&slot.buffers);
-            slot.stream.upload(r, 0, &reference.samples.as_bytes()[..bytes])?;
-            slot.stream.upload(d, 0, &distorted.samples.as_bytes()[..bytes])?;
+            let inputs = self.pipeline.inputs(&slot.buffers);
+            for ((buffer, frame), upload) in inputs.into_iter().zip([reference, distorted]).zip(uploads) {
+                if upload {
+                    slot.stream.upload(buffer, 0, &frame.samples.as_bytes()[..bytes])?;
+                }
+            }
             slot.stream.wait()?;
         }
         Ok(())
@@ -309,7 +320,11 @@ impl<P: GpuPipeline> GpuDriver for GpuExtractor<P> {
         let bytes = self.upload_bytes();
         let slot = &mut self.slots[i];
         let inputs = self.pipeline.inputs(&slot.buffers);
-        for (buffer, input) in inputs.into_iter().zip(self.pipeline.input_frames()) {
+        let wanted = self.pipeline.input_frames().into_iter().zip(self.pipeline.uploads());
+        for (buffer, (input, upload)) in inputs.into_iter().zip(wanted) {
+            if !upload {
+                continue;
+            }
             let (frame, distorted) = (input.frame(index), input.distorted);
             slot.stream
                 .upload_with(buffer, 0, bytes, &mut |staging| Ok(source.read_bytes(frame, distorted, staging)?))
@@ -337,9 +352,14 @@ impl<P: GpuPipeline> Extractor for GpuExtractor<P> {
         let i = self.take_slot(out)?;
         let bytes = self.upload_bytes();
         let slot = &mut self.slots[i];
-        let [r, d] = self.pipeline.inputs(&slot.buffers);
-        slot.stream.upload(r, 0, &reference.samples.as_bytes()[..bytes]).with_context(|| format!("frame {index}"))?;
-        slot.stream.upload(d, 0, &distorted.samples.as_bytes()[..bytes]).with_context(|| format!("frame {index}"))?;
+        let inputs = self.pipeline.inputs(&slot.buffers);
+        for ((buffer, frame), upload) in inputs.into_iter().zip([reference, distorted]).zip(self.pipeline.uploads()) {
+            if upload {
+                slot.stream
+                    .upload(buffer, 0, &frame.samples.as_bytes()[..bytes])
+                    .with_context(|| format!("frame {index}"))?;
+            }
+        }
         self.launch(i, index).with_context(|| format!("frame {index}"))
     }
 

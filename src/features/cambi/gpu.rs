@@ -343,6 +343,11 @@ impl GpuPipeline for CambiGpu {
         [&slot.reference, &slot.distorted]
     }
 
+    /// The reference only with `full_ref` (cambi scores the distorted picture).
+    fn uploads(&self) -> [bool; 2] {
+        [self.plan.settings.full_ref, true]
+    }
+
     fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
         let l = &self.layout;
         let [preprocess, mask_columns, mask, mode, cvalues, hist, scan, sum] = &self.kernels[..] else {
