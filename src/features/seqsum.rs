@@ -388,7 +388,6 @@ mod tests {
             assert_eq!(sum.to_bits(), naive(&t, acc).to_bits());
             let segments = t.len().div_ceil(SEGMENT);
             assert!(slow * 20 < segments, "{acc:?}: {slow} of {segments} segments slow");
-            eprintln!("{acc:?}: {slow} of {segments} segments slow");
         }
     }
 
