@@ -15,13 +15,11 @@ use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::gpu::score_parallel;
 use ulpgate::features::motion::gpu::{FloatShape, float_extractor_shaped};
 use ulpgate::features::{self, FeatureImpl, Options, run_extractor};
-use ulpgate::fixture::{Chroma, FrameSource, Geometry, LoadedFixture};
+use ulpgate::fixture::{Chroma, Geometry, LoadedFixture};
 use ulpgate::scores::{Scores, read_libvmaf_json};
 
 fn reference(folder: &str, dist: &str, geometry: Geometry) -> LoadedFixture {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/reference").join(folder);
-    let src = |name: &str| FrameSource::Raw { path: root.join(format!("{name}.yuv")), geometry };
-    LoadedFixture::load(&src("ref"), &src(dist), None).expect("reference fixture")
+    common::recorded(folder, dist, geometry, None)
 }
 
 /// Random frames of any geometry (synthetic fixtures start at 16x16).

@@ -14,7 +14,7 @@ use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::ssim::gpu::Totals;
 use ulpgate::features::ssim::{self, float_ssim, ms_ssim};
 use ulpgate::features::{Extractor, Options, run_extractor};
-use ulpgate::fixture::{Chroma, Frame, FrameSource, Geometry, LoadedFixture, Samples};
+use ulpgate::fixture::{Chroma, Frame, Geometry, LoadedFixture, Samples};
 use ulpgate::scores::Scores;
 
 /// Random frames of any geometry (synthetic fixtures start at 16x16).
@@ -24,9 +24,7 @@ fn synthetic(width: u32, height: u32, bit_depth: u8, chroma: Chroma, seed: u64) 
 
 /// The first `frames` frames of a committed reference pair.
 fn reference(folder: &str, dist: &str, geometry: Geometry, frames: usize) -> LoadedFixture {
-    let dir = common::root().join("fixtures/reference").join(folder);
-    let src = |name: &str| FrameSource::Raw { path: dir.join(format!("{name}.yuv")), geometry };
-    LoadedFixture::load(&src("ref"), &src(dist), Some(frames)).expect("reference frames")
+    common::recorded(folder, dist, geometry, Some(frames))
 }
 
 /// Two 8-bit 4:4:4 frame pairs of any size (the synthetic generator needs

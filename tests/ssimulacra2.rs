@@ -14,7 +14,6 @@
 mod common;
 
 use common::ulpgate;
-use std::path::PathBuf;
 use ulpgate::features::ssimulacra2::{self, Params, SSIMULACRA2, Ssimulacra2Cpu, SumOrder, gpu::SUM_ORDER_TOLERANCE};
 use ulpgate::features::{Options, run_extractor};
 use ulpgate::fixture::{Chroma, FrameSource, Geometry, LoadedFixture, SyntheticSpec};
@@ -74,9 +73,7 @@ fn synthetic(
 
 /// The first `frames` frames of a recorded pair of fixtures/reference.
 fn reference(folder: &str, dist: &str, geometry: Geometry, frames: usize) -> LoadedFixture {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/reference").join(folder);
-    let src = |name: &str| FrameSource::Raw { path: root.join(format!("{name}.yuv")), geometry };
-    LoadedFixture::load(&src("ref"), &src(dist), Some(frames)).expect("reference clip")
+    common::recorded(folder, dist, geometry, Some(frames))
 }
 
 fn g(width: u32, height: u32, bit_depth: u8, chroma: Chroma) -> Geometry {

@@ -171,3 +171,17 @@ pub fn synthetic(
     let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
     LoadedFixture::load(&src(false), &src(true), None).expect("synthetic frames")
 }
+
+/// The committed reference pair `fixtures/reference/<folder>/{ref,<dist>}.yuv`
+/// of `geometry`: its first `frames` frames, or all.
+pub fn recorded(
+    folder: &str,
+    dist: &str,
+    geometry: ulpgate::fixture::Geometry,
+    frames: Option<usize>,
+) -> ulpgate::fixture::LoadedFixture {
+    use ulpgate::fixture::{FrameSource, LoadedFixture};
+    let dir = root().join("fixtures/reference").join(folder);
+    let src = |name: &str| FrameSource::Raw { path: dir.join(format!("{name}.yuv")), geometry };
+    LoadedFixture::load(&src("ref"), &src(dist), frames).expect("a committed reference pair")
+}
