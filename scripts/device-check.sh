@@ -27,6 +27,8 @@ FRAMES=${FRAMES:-600}                 # frame pairs per 1080p throughput measure
 BACKENDS=${BACKENDS:-"cuda opencl vulkan"}
 # Features to time at 1080p (comma-separated; default: every feature with GPU kernels).
 FEATURES=${FEATURES:-}
+# Host threads reading and uploading for the 1080p table (a list measures each; empty: `run`'s default).
+BENCH_THREADS=${BENCH_THREADS:-}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
 TMP=$(mktemp -d)
@@ -140,7 +142,7 @@ ls -l "$TMP"/*1080.yuv
 bench_backends=${BACKENDS// /,}
 step "bench 1080p ($bench_backends)" "$ULPGATE" bench --clip "$TMP/ref1080.yuv" "$TMP/dis1080.yuv" \
     --width 1920 --height 1080 --frames "$FRAMES" --backends "$bench_backends" \
-    ${FEATURES:+--features "$FEATURES"} --json-out "$OUT/bench.json"
+    ${FEATURES:+--features "$FEATURES"} ${BENCH_THREADS:+--threads "$BENCH_THREADS"} --json-out "$OUT/bench.json"
 
 # float_ansnr's two kernels (ULPGATE_ANSNR_KERNEL): the row walker CPU
 # drivers get, the work group per row GPUs get.

@@ -63,14 +63,20 @@ fn increment(bits: u32, e: i32, p: i32) -> Increment {
     if sh > 25u {
         return Increment(0lu, -1);
     }
-    let rem = man & ((1u << sh) - 1u);
-    let halfway = 1u << (sh - 1u);
-    return Increment(u64(man >> sh), select(select(1, 0, rem == halfway), -1, rem < halfway));
+    // The remainder's bits moved to the top of the word, where half a unit
+    // is 2^31 (1 <= sh <= 25). Not the C dialect's `man & ((1u << sh) - 1u)`
+    // against `1u << (sh - 1u)`: with that, NVIDIA's Vulkan driver failed to
+    // build the pipeline (shaders/README.md).
+    let top = man << (32u - sh);
+    var half = 1;
+    if top < 0x80000000u {
+        half = -1;
+    } else if top == 0x80000000u {
+        half = 0;
+    }
+    return Increment(u64(man >> sh), half);
 }
 
-// No 64-bit min() in this kernel: with it, NVIDIA's Vulkan driver
-// (580.159.04, H100) failed to build the pipeline ("NVVM compilation
-// failed: 3"); bisected to this part of the kernel (shaders/README.md).
 fn sat_add(x: u64, y: u64) -> u64 {
     let t = x + y;
     return select(t, SATURATED, t > SATURATED);
