@@ -19,7 +19,7 @@ use crate::backend::{self, Backend, DeviceInfo, OpenOptions};
 use crate::calibration::time;
 use crate::config::ResolvedBackend;
 use crate::config::gate::BackendKind;
-use crate::features::gpu::{IN_FLIGHT, score_parallel};
+use crate::features::gpu::{IN_FLIGHT, WarmUp, score_parallel, score_parallel_after_warm_up};
 use crate::features::{self, Extractor, FeatureImpl, Options as FeatureOptions};
 use crate::fixture::{FixtureError, Frame, FrameReader, FrameSource, Geometry, PairSource, RawPair};
 use crate::scores::Scores;
@@ -87,6 +87,11 @@ pub struct Throughput {
     pub upload_excluded_ms_per_frame: Option<f64>,
     /// Bytes the pipeline uploads per frame pair (GPU backends).
     pub upload_bytes_per_pair: Option<u64>,
+    /// GPU backends reading a raw clip: seconds from the workers' start
+    /// until every one had its extractor and had scored its
+    /// [`WARM_UP_FRAMES`] frames. Not in the fps above, which is the
+    /// steady state after it.
+    pub setup_seconds: Option<f64>,
     /// `h2d bytes per second / upload_bytes_per_pair`, same thread count.
     pub upload_bound_fps: Option<f64>,
     /// `upload_included_fps / upload_bound_fps`: 1 means upload-bound.
@@ -118,6 +123,7 @@ impl Throughput {
             upload_excluded_fps: None,
             upload_excluded_ms_per_frame: None,
             upload_bytes_per_pair: None,
+            setup_seconds: None,
             upload_bound_fps: None,
             upload_included_vs_bound: None,
             speedup_vs_cpu: None,
@@ -293,6 +299,11 @@ fn upload_excluded(ext: &mut dyn Extractor, options: &Options, warm: usize) -> R
     Ok(t0.elapsed().as_secs_f64())
 }
 
+/// Frames each worker of a GPU backend scores before the clock starts:
+/// every slot used twice, so staging memory is allocated and merged
+/// (features::gpu::IN_FLIGHT).
+pub const WARM_UP_FRAMES: usize = 2 * IN_FLIGHT;
+
 /// What one measurement of a built-in backend gives: its figures, and the
 /// scores of the timed pass (the cpu's are what external commands are
 /// compared with).
@@ -325,8 +336,6 @@ fn measure(
                 Some(pair) => {
                     let threads = threads.unwrap_or_else(|| worker_threads(backend.device(), options.frames));
                     t.threads = threads;
-                    let warm_up = Looped { inner: &pair, frames: threads * IN_FLIGHT * 2 };
-                    score_parallel(&make, &warm_up, threads, &|| {})?;
                     // What each worker's extractor uploads once (filter taps,
                     // say) is not per frame.
                     let setup = {
@@ -334,12 +343,27 @@ fn measure(
                         drop(make()?);
                         (counting.uploaded() - before) * threads as u64
                     };
+                    // The steady state: the clock starts once every worker
+                    // has its extractor (buffers, streams, staging) and has
+                    // scored WARM_UP_FRAMES frames; that set-up is timed
+                    // apart (a long clip pays it once).
+                    let warm_frames = threads * WARM_UP_FRAMES;
+                    let source = Looped { inner: &pair, frames: options.frames + warm_frames };
                     let before = counting.uploaded() + setup;
-                    let t0 = Instant::now();
-                    score_parallel(&make, &Looped { inner: &pair, frames: options.frames }, threads, &|| {})?;
-                    let seconds = t0.elapsed().as_secs_f64();
-                    t.upload_bytes_per_pair = Some((counting.uploaded() - before) / options.frames as u64);
-                    seconds
+                    let ready = std::sync::OnceLock::new();
+                    let start = Instant::now();
+                    let warm_up = WarmUp {
+                        frames: WARM_UP_FRAMES,
+                        on_ready: &|| {
+                            let _ = ready.set(Instant::now());
+                        },
+                    };
+                    score_parallel_after_warm_up(&make, &source, threads, &|| {}, Some(warm_up))?;
+                    let ready = ready.get().copied().unwrap_or(start);
+                    t.setup_seconds = Some((ready - start).as_secs_f64());
+                    t.upload_bytes_per_pair =
+                        Some((counting.uploaded() - before) / (options.frames + warm_frames) as u64);
+                    ready.elapsed().as_secs_f64()
                 }
                 _ => {
                     let mut ext = make()?;

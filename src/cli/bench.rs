@@ -350,6 +350,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         "Threads",
         "fps (upload incl.)",
         "ms/frame",
+        "Setup s",
         "fps (resident)",
         "ms/frame",
         "Upload B/pair",
@@ -369,6 +370,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
             r.threads.to_string(),
             format!("{:.1}", r.upload_included_fps),
             format!("{:.3}", r.upload_included_ms_per_frame),
+            opt(r.setup_seconds, 3),
             opt(r.upload_excluded_fps, 1),
             opt(r.upload_excluded_ms_per_frame, 3),
             r.upload_bytes_per_pair.map_or_else(|| "—".into(), |b| b.to_string()),
@@ -379,6 +381,14 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         ]);
     }
     println!("{t}");
+    if result.throughput.iter().any(|r| r.setup_seconds.is_some()) {
+        println!(
+            "GPU rows' upload-included figures are the steady state: the clock starts once every worker \
+             thread has its buffers and streams and has scored {} frames; `Setup s` is that time, paid once \
+             per run.",
+            clip::WARM_UP_FRAMES
+        );
+    }
     let externals: Vec<&clip::Throughput> =
         result.throughput.iter().filter(|r| r.process_runs.is_some() && r.error.is_none()).collect();
     if let Some(first) = externals.first() {

@@ -447,13 +447,59 @@ pub fn score_parallel(
     threads: usize,
     on_frame: &(dyn Fn() + Sync),
 ) -> Result<Scores> {
+    score_parallel_after_warm_up(extractor, source, threads, on_frame, None)
+}
+
+/// What [`score_parallel_after_warm_up`]'s workers do before the steady
+/// state: each one waits for the others once it has its extractor and has
+/// scored its first `frames` frames (all of them, if it has fewer; at once,
+/// if it fails), and when the last one arrives `on_ready` runs, once.
+pub struct WarmUp<'a> {
+    pub frames: usize,
+    pub on_ready: &'a (dyn Fn() + Sync),
+}
+
+/// A worker's one arrival at the warm-up barrier: explicit, or when dropped
+/// (a worker that fails early must not leave the others waiting).
+struct Arrival<'a>(Option<(&'a std::sync::Barrier, &'a (dyn Fn() + Sync))>);
+
+impl Arrival<'_> {
+    fn arrive(&mut self) {
+        if let Some((barrier, on_ready)) = self.0.take()
+            && barrier.wait().is_leader()
+        {
+            on_ready();
+        }
+    }
+}
+
+impl Drop for Arrival<'_> {
+    fn drop(&mut self) {
+        self.arrive();
+    }
+}
+
+/// [`score_parallel`], with the workers meeting after their set-up and
+/// first frames ([`WarmUp`]): a benchmark that starts its clock in
+/// `on_ready` times the steady state alone (`bench --clip`).
+pub fn score_parallel_after_warm_up(
+    extractor: &(dyn Fn() -> Result<Box<dyn Extractor>> + Sync),
+    source: &dyn PairSource,
+    threads: usize,
+    on_frame: &(dyn Fn() + Sync),
+    warm_up: Option<WarmUp<'_>>,
+) -> Result<Scores> {
     let frames = source.frames();
     let threads = threads.clamp(1, frames.max(1));
+    let barrier = std::sync::Barrier::new(threads);
     type Part = (Vec<usize>, Scores, Box<dyn Extractor>);
     let parts: Vec<Result<Part>> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|k| {
+                let arrival = warm_up.as_ref().map(|w| (&barrier, w.on_ready));
+                let warm_frames = warm_up.as_ref().map_or(0, |w| w.frames);
                 scope.spawn(move || -> Result<Part> {
+                    let mut arrival = Arrival(arrival);
                     let mut ext = extractor()?;
                     let mine: Vec<usize> = if ext.window().is_some() {
                         (k * frames / threads..(k + 1) * frames / threads).collect()
@@ -466,7 +512,10 @@ pub fn score_parallel(
                     // extractors read through `extract_at`.
                     let plain_cpu = ext.window().is_none() && ext.gpu_driver().is_none();
                     let (mut r, mut d) = (None, None);
-                    for &index in &mine {
+                    for (n, &index) in mine.iter().enumerate() {
+                        if n == warm_frames {
+                            arrival.arrive();
+                        }
                         if plain_cpu {
                             let reference = source.frame_into(index, false, &mut r)?;
                             let distorted = source.frame_into(index, true, &mut d)?;
@@ -476,6 +525,7 @@ pub fn score_parallel(
                         }
                         on_frame();
                     }
+                    arrival.arrive();
                     ext.flush(&mut scores)?;
                     Ok((mine, scores, ext))
                 })
