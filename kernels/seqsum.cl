@@ -171,6 +171,38 @@ KERNEL seqsum_segments(GLOBAL const float *terms, GLOBAL const ulp_u32 *sums, GL
     }
 }
 
+/* s + terms[b] + ... + terms[en - 1], one after another with the
+ * accumulator's own addition (a float's when f32_acc, else a double's).
+ * Eight loads at a time before their additions, in order: one work item
+ * alone walks these terms, and on a GPU its loads' latency, not the
+ * additions, would set the pace. */
+FUNC double seqsum_add_terms(GLOBAL const float *terms, ulp_u32 b, ulp_u32 en, double s, int f32_acc)
+{
+    float t[8];
+    ulp_u32 i = b;
+    if (f32_acc) {
+        float sf = (float)s;
+        for (; i + 8 <= en; i += 8) {
+            for (int j = 0; j < 8; j++)
+                t[j] = terms[i + j];
+            for (int j = 0; j < 8; j++)
+                sf = ADD_RN(sf, t[j]);
+        }
+        for (; i < en; i++)
+            sf = ADD_RN(sf, terms[i]);
+        return (double)sf;
+    }
+    for (; i + 8 <= en; i += 8) {
+        for (int j = 0; j < 8; j++)
+            t[j] = terms[i + j];
+        for (int j = 0; j < 8; j++)
+            s = s + (double)t[j];
+    }
+    for (; i < en; i++)
+        s = s + (double)terms[i];
+    return s;
+}
+
 /* seqsum (contract: SEQSUM): the per-sequence steps, one work group per
  * sequence (group g: sequence g), over its segments' records in batches of
  * SEQSUM_WG copied into local memory by all work items. Phase 0, step 2:
@@ -244,15 +276,7 @@ KERNEL seqsum(GLOBAL const float *terms, GLOBAL const ulp_u32 *sums, GLOBAL ulp_
                     if (!fast) {
                         const ulp_u32 b = first + kj * segment;
                         const ulp_u32 en = kj + 1 == nseg ? first + count : b + segment;
-                        if (f32_acc) {
-                            float sf = (float)s;
-                            for (ulp_u32 i = b; i < en; i++)
-                                sf = ADD_RN(sf, terms[i]);
-                            s = (double)sf;
-                        } else {
-                            for (ulp_u32 i = b; i < en; i++)
-                                s = s + (double)terms[i];
-                        }
+                        s = seqsum_add_terms(terms, b, en, s, f32_acc);
                     }
                 }
             }
