@@ -101,6 +101,15 @@ fn sequences() -> Vec<Vec<f32>> {
         make(256 * segment + 3), // two batches of segments
         vec![0.0; 5000],
         [vec![1e-30], make(40_000)].concat(),
+        // Every addition a tie, decided by the parity of the running
+        // significand across segments and the work items' chunks: f32
+        // from 2^23 + 1 (unit 1), f64 from 2^30 + 2^-22 (unit 2^-22).
+        [vec![8_388_609.0], (0..3 * segment).map(|k| if k % 3 == 0 { 1.5 } else { 0.5 }).collect()].concat(),
+        [
+            vec![1_073_741_824.0, 2.0f32.powi(-22)],
+            (0..3 * segment).map(|k| if k % 5 == 0 { 3.0 } else { 1.0 } * 2.0f32.powi(-23)).collect(),
+        ]
+        .concat(),
     ]
 }
 

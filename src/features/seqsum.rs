@@ -18,12 +18,17 @@
 //! computed in parallel; only a change of binade (some 30 in a frame: the
 //! sum only grows) needs the real, sequential addition.
 //!
-//! **How.** The terms are cut into segments of [`SEGMENT`] terms, and one
-//! work group per sum ([`SEQSUM`]) does, batch by batch of segments:
+//! **How.** The terms are cut into segments of [`SEGMENT`] terms, and four
+//! dispatches do, steps 1 and 3 with one work group per segment of every
+//! sequence ([`SEQSUM_SEGMENTS`]), steps 2 and 4 with one per sequence
+//! ([`SEQSUM`]):
 //! 1. every segment's total, in double (any order: only an estimate);
 //! 2. from those, each segment's *estimated* binade at its start;
 //! 3. every segment's increments in its estimated binade, twice: for an m
-//!    that starts even and one that starts odd (Δ0, Δ1), saturating;
+//!    that starts even and one that starts odd (Δ0, Δ1), saturating; the
+//!    work items take contiguous chunks and a tree composes them in order
+//!    ([`summary_tree`]: exact, as saturating sums of non-negative
+//!    increments and parities compose associatively);
 //! 4. one work item walks the segments with the exact running sum: where
 //!    the sum is in the estimated binade and m + Δ stays below 2^P, the
 //!    whole segment is m += Δ; otherwise (a binade change, a wrong
@@ -35,7 +40,7 @@
 //! algorithm in Rust, held to the plain sequential sum by the tests.
 
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream};
-use anyhow::{Result, ensure};
+use anyhow::{Result, bail, ensure};
 
 /// The accumulator's format: libvmaf's `float` (psnr_hvs) or `double`
 /// (ciede). Terms are always f32.
@@ -142,6 +147,55 @@ pub fn summary(terms: &[f32], e: i32, p: u32) -> (u64, u64) {
     (d[0], d[1])
 }
 
+/// [`summary`] as [`SEQSUM_SEGMENTS`] computes it: `lanes` contiguous
+/// chunks of `ceil(len / lanes)` terms (the last ones short or empty), each
+/// summarised for an m of either parity at its start — (Δ, parity after)
+/// twice — then composed pairwise in a tree (strides 1, 2, 4, ...): chunk A
+/// then chunk B from parity p is Δ = sat(ΔA(p) + ΔB(qA(p))), parity
+/// qB(qA(p)). Equal to [`summary`] for every input (the tests hold it).
+pub fn summary_tree(terms: &[f32], e: i32, p: u32, lanes: usize) -> (u64, u64) {
+    use std::cmp::Ordering::*;
+    let chunk = terms.len().div_ceil(lanes).max(1);
+    // Lanes past the terms have empty chunks: identities of the
+    // composition, left out (the same result, cheaper for short segments).
+    let lanes = lanes.min(terms.len().div_ceil(chunk)).max(1);
+    // Per lane, per start parity: (Δ, parity after).
+    let mut f: Vec<[(u64, u64); 2]> = (0..lanes)
+        .map(|l| {
+            let part = terms.get((l * chunk).min(terms.len())..((l + 1) * chunk).min(terms.len())).unwrap_or(&[]);
+            let mut out = [(0u64, 0u64), (0u64, 1u64)];
+            for (d, parity) in out.iter_mut() {
+                for &t in part {
+                    let (a, half) = increment(t, e, p);
+                    let inc = match half {
+                        Less => a,
+                        Greater => a + 1,
+                        Equal => a + ((*parity + a) & 1),
+                    };
+                    *d = (*d + inc).min(SATURATED);
+                    *parity = (*parity + inc) & 1;
+                }
+            }
+            out
+        })
+        .collect();
+    let mut stride = 1;
+    while stride < lanes {
+        for a in (0..lanes).step_by(2 * stride) {
+            if a + stride < lanes {
+                let (fa, fb) = (f[a], f[a + stride]);
+                f[a] = [0, 1].map(|p| {
+                    let (da, qa) = fa[p];
+                    let (db, qb) = fb[qa as usize];
+                    ((da + db).min(SATURATED), qb)
+                });
+            }
+        }
+        stride *= 2;
+    }
+    (f[0][0].0, f[0][1].0)
+}
+
 /// The exact running sum `s`, when the fast path may take it: its binade
 /// exponent and integer significand m (2^(P-1) <= m < 2^P).
 fn decompose(s: f64, acc: Accumulator) -> Option<(i32, u64)> {
@@ -187,7 +241,7 @@ pub fn model_counting(terms: &[f32], acc: Accumulator, segment: usize) -> (f64, 
     // 3 and 4.
     let (mut s, mut slow) = (0.0f64, 0);
     for (seg, &e) in segments.iter().zip(&binades) {
-        let (d0, d1) = summary(seg, e, p);
+        let (d0, d1) = summary_tree(seg, e, p, SEQSUM_WG as usize);
         if let Some((se, m)) = decompose(s, acc)
             && se == e
         {
@@ -203,17 +257,38 @@ pub fn model_counting(terms: &[f32], acc: Accumulator, segment: usize) -> (f64, 
     (s, slow)
 }
 
-/// `seqsum` (kernels/seqsum.cl, shaders/seqsum.wgsl): the sequential sum
-/// of each of a few sequences of f32 terms, one work group of
-/// [`SEQSUM_WG`] per sequence ([module doc](self); [`model`] is the same
-/// algorithm). Buffers: terms (f32, the sequences back to back), sums (per
-/// sequence two u32: first term, term count), out (per sequence the sum's
-/// f64 bits as (lo, hi) u32). Scalars: segment length, the accumulator's
-/// precision (24: f32, 53: f64). Each group works through its segments in
-/// batches of [`SEQSUM_WG`], in workgroup memory: no memory but its own is
-/// shared between its phases.
+/// `seqsum` (kernels/seqsum.cl, shaders/seqsum.wgsl): with
+/// [`SEQSUM_SEGMENTS`], the sequential sum of each of a few sequences of
+/// f32 terms ([module doc](self); [`model`] is the same algorithm): its
+/// steps 2 and 4, one work group of [`SEQSUM_WG`] per sequence, over its
+/// segments' records in batches of [`SEQSUM_WG`] copied to workgroup
+/// memory. Buffers: terms (f32, the sequences back to back), sums (per
+/// sequence two u32: first term, term count), segs (per segment of every
+/// sequence, in order, a record of [`RECORD_WORDS`] u32: its total's f64
+/// bits (lo, hi), its estimated binade (i32), a spare word, Δ0 and Δ1 (u64
+/// as lo, hi each)), out (per sequence the sum's f64 bits as (lo, hi)
+/// u32). Scalars: segment length, the accumulator's precision (24: f32, 53:
+/// f64), phase, number of sequences. Phase 0 (after [`SEQSUM_SEGMENTS`]'
+/// phase 0 wrote the totals): step 2, the records' binades. Phase 1 (after
+/// its phase 1 wrote Δ0, Δ1): step 4, the walk, and `out`.
 pub static SEQSUM: KernelSpec =
-    KernelSpec { name: "seqsum", family: "seqsum", workgroup: [SEQSUM_WG, 1, 1], buffers: 3, scalars: 2 };
+    KernelSpec { name: "seqsum", family: "seqsum", workgroup: [SEQSUM_WG, 1, 1], buffers: 4, scalars: 4 };
+
+/// `seqsum_segments` (kernels/seqsum.cl, shaders/seqsum_segments.wgsl):
+/// steps 1 and 3 of [`SEQSUM`]'s sum, one work group of [`SEQSUM_WG`] per
+/// segment of every sequence (group k: record k). Buffers: terms, sums,
+/// segs as [`SEQSUM`]'s; scalars the same. Phase 0: step 1, each record's
+/// total (any order). Phase 1: step 3, each record's Δ0 and Δ1 in its
+/// binade, as [`summary_tree`] computes them.
+pub static SEQSUM_SEGMENTS: KernelSpec =
+    KernelSpec { name: "seqsum_segments", family: "seqsum", workgroup: [SEQSUM_WG, 1, 1], buffers: 3, scalars: 4 };
+
+/// u32 words per segment record of [`SEQSUM`]'s `segs` buffer.
+pub const RECORD_WORDS: usize = 8;
+
+/// The most segments [`SEQSUM_SEGMENTS`] takes in one dispatch: one work
+/// group each, and Vulkan guarantees 65535 groups per dimension.
+pub const MAX_SEGMENTS: usize = 65_535;
 
 /// `seqsum_serial` (kernels/seqsum.cl, shaders/seqsum_serial.comp): the
 /// sums of [`SEQSUM`] (same buffers, same results, bit for bit) by one
@@ -262,6 +337,8 @@ pub fn kernel_for(
 /// places in the terms buffer.
 pub struct SeqSum {
     kernel: Kernel,
+    /// [`SEQSUM_SEGMENTS`], where `kernel` is [`SEQSUM`].
+    segments: Option<Kernel>,
     acc: Accumulator,
     /// Per sequence: first term, term count.
     sequences: Vec<(usize, usize)>,
@@ -270,6 +347,8 @@ pub struct SeqSum {
 /// The device buffers of one frame in flight.
 pub struct SeqSumBuffers {
     sums: Buffer,
+    /// [`SEQSUM`]'s segment records.
+    segs: Option<Buffer>,
     out: Buffer,
 }
 
@@ -292,7 +371,18 @@ impl SeqSum {
             at += n;
         }
         ensure!(at <= u32::MAX as usize, "{at} terms: more than a 32-bit index reaches");
-        Ok(SeqSum { kernel: gpu.load_kernel(spec)?, acc, sequences })
+        let segments = if *spec == SEQSUM {
+            let n: usize = counts.iter().map(|c| c.div_ceil(SEGMENT)).sum();
+            ensure!(
+                n <= MAX_SEGMENTS,
+                "{at} terms: {n} segments of {SEGMENT}, more than {} work groups {MAX_SEGMENTS} of a dispatch",
+                SEQSUM_SEGMENTS.name
+            );
+            Some(gpu.load_kernel(&SEQSUM_SEGMENTS)?)
+        } else {
+            None
+        };
+        Ok(SeqSum { kernel: gpu.load_kernel(spec)?, segments, acc, sequences })
     }
 
     /// Terms in all sequences.
@@ -300,11 +390,23 @@ impl SeqSum {
         self.sequences.iter().map(|s| s.1).sum()
     }
 
+    /// Segments in all sequences: [`SEQSUM`]'s records.
+    fn segment_count(&self) -> usize {
+        self.sequences.iter().map(|s| s.1.div_ceil(SEGMENT)).sum()
+    }
+
     pub fn buffers(&self, gpu: &dyn Gpu) -> Result<SeqSumBuffers> {
         let words: Vec<u32> = self.sequences.iter().flat_map(|&(first, count)| [first as u32, count as u32]).collect();
         let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let b =
-            SeqSumBuffers { sums: gpu.create_buffer(bytes.len())?, out: gpu.create_buffer(self.sequences.len() * 8)? };
+        let segs = match self.segments {
+            Some(_) => Some(gpu.create_buffer(self.segment_count().max(1) * RECORD_WORDS * 4)?),
+            None => None,
+        };
+        let b = SeqSumBuffers {
+            sums: gpu.create_buffer(bytes.len())?,
+            segs,
+            out: gpu.create_buffer(self.sequences.len() * 8)?,
+        };
         let mut stream = gpu.create_stream()?;
         stream.upload(&b.sums, 0, &bytes)?;
         stream.wait()?;
@@ -323,8 +425,37 @@ impl SeqSum {
                 stream.dispatch(&self.kernel, groups, &args)?;
             }
         } else {
-            let args = [Arg::Buffer(terms), Arg::Buffer(&b.sums), Arg::Buffer(&b.out), Arg::U32(SEGMENT as u32), p];
-            stream.dispatch(&self.kernel, groups, &args)?;
+            let (Some(segments), Some(segs)) = (&self.segments, &b.segs) else {
+                bail!("{}: no segment kernel or records", self.kernel.spec.name);
+            };
+            let records = self.segment_count() as u32;
+            let n = Arg::U32(self.sequences.len() as u32);
+            for phase in [0, 1] {
+                let phase = Arg::U32(phase);
+                if records > 0 {
+                    let args = [
+                        Arg::Buffer(terms),
+                        Arg::Buffer(&b.sums),
+                        Arg::Buffer(segs),
+                        Arg::U32(SEGMENT as u32),
+                        p,
+                        phase,
+                        n,
+                    ];
+                    stream.dispatch(segments, [records, 1, 1], &args)?;
+                }
+                let args = [
+                    Arg::Buffer(terms),
+                    Arg::Buffer(&b.sums),
+                    Arg::Buffer(segs),
+                    Arg::Buffer(&b.out),
+                    Arg::U32(SEGMENT as u32),
+                    p,
+                    phase,
+                    n,
+                ];
+                stream.dispatch(&self.kernel, groups, &args)?;
+            }
         }
         stream.download(&b.out, 0, self.sequences.len() * 8)
     }
@@ -419,6 +550,31 @@ mod tests {
         assert_eq!(increment(1e30, 23, 24).0, SATURATED);
         // Odd m + tie -> up; even -> stays.
         assert_eq!(summary(&[0.5], 23, 24), (0, 1));
+    }
+
+    #[test]
+    fn the_tree_of_chunks_is_the_sequential_summary() {
+        // Random segments in binades around their sums, all-tie segments
+        // (every parity flips the next step), saturating ones; lanes that
+        // leave chunks empty, and odd lane counts.
+        let mut segs: Vec<Vec<f32>> =
+            (0..40).map(|k| terms(100 + k, [1, 7, 255, 256, 1000, 1024][k as usize % 6])).collect();
+        segs.push((0..1024).map(|k| if k % 3 == 0 { 1.5 } else { 0.5 }).collect());
+        segs.push(vec![0.5; 777]);
+        segs.push([vec![1e30], vec![0.5; 300]].concat());
+        segs.push(vec![]);
+        for seg in &segs {
+            for (e, p) in [(23, 24), (10, 24), (30, 24), (0, 24), (NO_BINADE, 24), (23, 53), (-3, 53), (50, 53)] {
+                for lanes in [1, 3, 256] {
+                    assert_eq!(
+                        summary_tree(seg, e, p, lanes),
+                        summary(seg, e, p),
+                        "{} terms, e {e}, p {p}, {lanes} lanes",
+                        seg.len()
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -33,7 +33,12 @@ pub static CIEDE: FeatureImpl = FeatureImpl {
         options::check("ciede", options, &[])?;
         gpu::extractor(gpu, geometry)
     }),
-    kernels: &[&gpu::CIEDE_TERMS, &super::seqsum::SEQSUM, &super::seqsum::SEQSUM_SERIAL],
+    kernels: &[
+        &gpu::CIEDE_TERMS,
+        &super::seqsum::SEQSUM,
+        &super::seqsum::SEQSUM_SEGMENTS,
+        &super::seqsum::SEQSUM_SERIAL,
+    ],
     temporal: false,
     refuses,
 };

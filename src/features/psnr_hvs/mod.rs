@@ -35,7 +35,12 @@ pub static PSNR_HVS: FeatureImpl = FeatureImpl {
         check_geometry(geometry, options)?;
         gpu::extractor(gpu, geometry)
     }),
-    kernels: &[&gpu::PSNR_HVS_TERMS, &super::seqsum::SEQSUM, &super::seqsum::SEQSUM_SERIAL],
+    kernels: &[
+        &gpu::PSNR_HVS_TERMS,
+        &super::seqsum::SEQSUM,
+        &super::seqsum::SEQSUM_SEGMENTS,
+        &super::seqsum::SEQSUM_SERIAL,
+    ],
     temporal: false,
     refuses,
 };
