@@ -412,3 +412,82 @@ KERNEL float_adm_cm(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL 
         for (ulp_u32 k = 0; k < 9; k++)
             rows[9u * (rows_base + g) + k] = sums[k];
 }
+
+/* ---------------------------------------------------------------------
+ * float_adm_cm_rows: float_adm_cm's CPU-driver shape, the same sums bit
+ * for bit. Work item g < nrows takes row top + g and walks it left to
+ * right, adding each pixel's nine terms to its sums in pixel order: no
+ * local memory, no barrier. The threshold windows (3x3 of each of the six
+ * flt planes) slide along the row: each step loads one new column.
+ * --------------------------------------------------------------------- */
+FUNC float fadm_band_sum(const float *win, float csf)
+{
+    /* win: columns j - 1, j, j + 1, each rows above, own, below. */
+    float sum = 0.0f;
+    sum = ADD_RN(sum, win[0]);
+    sum = ADD_RN(sum, win[3]);
+    sum = ADD_RN(sum, win[6]);
+    sum = ADD_RN(sum, win[1]);
+    sum = (float)((double)sum + 0.0666666701 * (double)fabs(csf));
+    sum = ADD_RN(sum, win[7]);
+    sum = ADD_RN(sum, win[2]);
+    sum = ADD_RN(sum, win[5]);
+    sum = ADD_RN(sum, win[8]);
+    return sum;
+}
+
+KERNEL float_adm_cm_rows(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL float *rows, ulp_u32 bw,
+                         ulp_u32 bh, ulp_u32 base, ulp_u32 top, ulp_u32 left, ulp_u32 right, float rf0, float rf1,
+                         float rf2, ulp_u32 bypass_cm, ulp_u32 cubes, float p, ulp_u32 rows_base, ulp_u32 nrows)
+{
+    const ulp_u32 g = GLOBAL_ID(0);
+    if (g >= nrows)
+        return;
+    const int i = (int)(top + g), w = (int)bw;
+    const ulp_u32 plane = bw * bh;
+    const ulp_u32 rws[3] = {(ulp_u32)(fadm_nb(i - 1, (int)bh) * w), (ulp_u32)(i * w),
+                            (ulp_u32)(fadm_nb(i + 1, (int)bh) * w)};
+    const float rf[3] = {rf0, rf1, rf2};
+    /* win[t][9]: t = 0..2 the flt planes 9 + b (CSF of a), 3..5 15 + b (CSF
+     * of r); column-major 3x3. */
+    float win[6][9];
+    const ulp_u32 first[6] = {9u, 10u, 11u, 15u, 16u, 17u};
+    const int j0 = (int)left;
+    const ulp_u32 c0[3] = {(ulp_u32)fadm_nb(j0 - 1, w), (ulp_u32)j0, (ulp_u32)fadm_nb(j0 + 1, w)};
+    for (int t = 0; t < 6; t++)
+        for (int c = 0; c < 3; c++)
+            for (int r = 0; r < 3; r++)
+                win[t][3 * c + r] = work[first[t] * plane + rws[r] + c0[c]];
+    float sums[9];
+    for (int k = 0; k < 9; k++)
+        sums[k] = 0.0f;
+    for (ulp_u32 j = left; j < right; j++) {
+        if (j > left) {
+            const ulp_u32 col = (ulp_u32)fadm_nb((int)j + 1, w);
+            for (int t = 0; t < 6; t++) {
+                for (int k = 0; k < 6; k++)
+                    win[t][k] = win[t][k + 3];
+                for (int r = 0; r < 3; r++)
+                    win[t][6 + r] = work[first[t] * plane + rws[r] + col];
+            }
+        }
+        const ulp_u32 at = rws[1] + j;
+        float thr_a = 0.0f, thr_r = 0.0f;
+        if (!bypass_cm) {
+            for (int b = 0; b < 3; b++) {
+                thr_a = ADD_RN(thr_a, fadm_band_sum(win[b], work[(6u + (ulp_u32)b) * plane + at]));
+                thr_r = ADD_RN(thr_r, fadm_band_sum(win[3 + b], work[(12u + (ulp_u32)b) * plane + at]));
+            }
+        }
+        for (int b = 0; b < 3; b++) {
+            float x = SUB_RN(fabs(MUL_RN(work[(ulp_u32)b * plane + at], rf[b])), thr_a);
+            sums[b] = ADD_RN(sums[b], fadm_power(x < 0.0f ? 0.0f : x, cubes, p));
+            x = SUB_RN(fabs(MUL_RN(work[(3u + (ulp_u32)b) * plane + at], rf[b])), thr_r);
+            sums[3 + b] = ADD_RN(sums[3 + b], fadm_power(x < 0.0f ? 0.0f : x, cubes, p));
+            x = fabs(MUL_RN(rf[b], bands[base + (1u + (ulp_u32)b) * plane + at]));
+            sums[6 + b] = ADD_RN(sums[6 + b], fadm_power(x, cubes, p));
+        }
+    }
+    for (ulp_u32 k = 0; k < 9; k++)
+        rows[9u * (rows_base + g) + k] = sums[k];
+}

@@ -128,8 +128,47 @@ pub static FLOAT_ADM_DECOUPLE: KernelSpec = KernelSpec {
 pub static FLOAT_ADM_CM: KernelSpec =
     KernelSpec { name: "float_adm_cm", family: "float_adm", workgroup: [128, 1, 1], buffers: 3, scalars: 13 };
 
+/// `float_adm_cm_rows` (kernels/float_adm.cl, shaders/float_adm_cm_rows.wgsl):
+/// [`FLOAT_ADM_CM`]'s CPU-driver shape ([`Shape::Rows`]), the same row sums
+/// bit for bit. Work item `g < rows` (launch `[ceil(rows / 8), 1, 1]`) takes
+/// row `top + g` and walks it from `left` to `right`, adding each pixel's
+/// nine terms to its sums in pixel order, with the 3x3 threshold windows
+/// sliding along the row in registers (one new column of three rows per
+/// plane and step): no local memory, no barrier. Buffers and scalars as
+/// [`FLOAT_ADM_CM`]'s, then the number of rows.
+pub static FLOAT_ADM_CM_ROWS: KernelSpec =
+    KernelSpec { name: "float_adm_cm_rows", family: "float_adm", workgroup: [8, 1, 1], buffers: 3, scalars: 14 };
+
 pub static INTEGER_KERNELS: &[&KernelSpec] = &[&ADM_DWT0, &ADM_DWT, &ADM_DECOUPLE, &ADM_CM];
-pub static FLOAT_KERNELS: &[&KernelSpec] = &[&FLOAT_ADM_DWT0, &FLOAT_ADM_DWT, &FLOAT_ADM_DECOUPLE, &FLOAT_ADM_CM];
+pub static FLOAT_KERNELS: &[&KernelSpec] =
+    &[&FLOAT_ADM_DWT0, &FLOAT_ADM_DWT, &FLOAT_ADM_DECOUPLE, &FLOAT_ADM_CM, &FLOAT_ADM_CM_ROWS];
+
+/// The kernels' two shapes, one contract and the same bits:
+/// [`Shape::Groups`] for GPUs (a work group per band row, local memory and
+/// barriers), [`Shape::Rows`] for CPU implementations of a GPU API (Mesa
+/// lavapipe, PoCL), where a barrier costs microseconds and a work item
+/// walking its row with its windows in registers is fastest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Groups,
+    Rows,
+}
+
+/// The environment variable that overrides [`Shape`]: `rows` or `groups`
+/// (a testing and diagnostic switch; unset or empty, the device type
+/// decides, see [`crate::features::gpu::shape_for_driver`]).
+pub const SHAPE_VAR: &str = "ULPGATE_ADM_SHAPE";
+
+/// The [`Shape`] for `gpu`'s device, or [`SHAPE_VAR`]'s choice.
+pub fn shape_for(gpu: &dyn Gpu) -> Result<Shape> {
+    crate::features::gpu::shape_for_driver(
+        gpu.device(),
+        SHAPE_VAR,
+        std::env::var_os(SHAPE_VAR).as_deref(),
+        ("rows", "a work item per band row", Shape::Rows),
+        ("groups", "a work group per band row", Shape::Groups),
+    )
+}
 
 /// Where each scale's data lie in the slot's buffers (elements of 4 bytes).
 #[derive(Debug, Clone)]
@@ -198,28 +237,52 @@ struct AdmGpu {
     layout: Layout,
     variant: Variant,
     kernels: [Kernel; 4],
+    shape: Shape,
     skip_scale0: bool,
     gain_limit: f64,
 }
 
 pub fn integer_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+    let shape = shape_for(gpu.as_ref())?;
+    integer_extractor_shaped(gpu, geometry, options, shape)
+}
+
+pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+    let shape = shape_for(gpu.as_ref())?;
+    float_extractor_shaped(gpu, geometry, options, shape)
+}
+
+/// [`integer_extractor`] with the kernels of `shape` (tests run both).
+pub fn integer_extractor_shaped(
+    gpu: Arc<dyn Gpu>,
+    geometry: &Geometry,
+    options: &Options,
+    shape: Shape,
+) -> Result<Box<dyn Extractor>> {
     let config = integer::Config::new(options)?;
     integer::check_geometry(geometry)?;
     let params = integer::ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);
-    let kernels = load(gpu.as_ref(), INTEGER_KERNELS)?;
+    let kernels = load(gpu.as_ref(), [&ADM_DWT0, &ADM_DWT, &ADM_DECOUPLE, &ADM_CM])?;
     let (skip_scale0, gain_limit) = (config.skip_scale0, config.enhn_gain_limit);
     let pipeline = AdmGpu {
         geometry: *geometry,
         layout: Layout::new(geometry, 10, skip_scale0),
         variant: Variant::Integer { config, params },
         kernels,
+        shape,
         skip_scale0,
         gain_limit,
     };
     GpuExtractor::boxed(gpu, pipeline)
 }
 
-pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+/// [`float_extractor`] with the kernels of `shape` (tests run both).
+pub fn float_extractor_shaped(
+    gpu: Arc<dyn Gpu>,
+    geometry: &Geometry,
+    options: &Options,
+    shape: Shape,
+) -> Result<Box<dyn Extractor>> {
     let config = float::Config::new(options)?;
     if let Some(why) = super::refuses_below(geometry, float::MIN_SIZE, "float_adm") {
         bail!("{why}");
@@ -227,20 +290,22 @@ pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options
     // x86 libvmaf divides through rcpss: the kernels need this host's table.
     let exact_div = float::rcp::check_gpu_division()?.is_none();
     let params = float::ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);
-    let kernels = load(gpu.as_ref(), FLOAT_KERNELS)?;
+    let cm = if shape == Shape::Rows { &FLOAT_ADM_CM_ROWS } else { &FLOAT_ADM_CM };
+    let kernels = load(gpu.as_ref(), [&FLOAT_ADM_DWT0, &FLOAT_ADM_DWT, &FLOAT_ADM_DECOUPLE, cm])?;
     let (skip_scale0, gain_limit) = (config.skip_scale0, config.enhn_gain_limit);
     let pipeline = AdmGpu {
         geometry: *geometry,
         layout: Layout::new(geometry, 18, skip_scale0),
         variant: Variant::Float { config, params, exact_div },
         kernels,
+        shape,
         skip_scale0,
         gain_limit,
     };
     GpuExtractor::boxed(gpu, pipeline)
 }
 
-fn load(gpu: &dyn Gpu, specs: &'static [&'static KernelSpec]) -> Result<[Kernel; 4]> {
+fn load(gpu: &dyn Gpu, specs: [&'static KernelSpec; 4]) -> Result<[Kernel; 4]> {
     Ok([gpu.load_kernel(specs[0])?, gpu.load_kernel(specs[1])?, gpu.load_kernel(specs[2])?, gpu.load_kernel(specs[3])?])
 }
 
@@ -379,7 +444,13 @@ impl GpuPipeline for AdmGpu {
                     let flags = [Arg::U32(u32::from(config.bypass_cm)), Arg::U32(u32::from(config.cubes()))];
                     let args = [bands, work, rows, u(bw), u(bh), base, u(c.top), u(c.left), u(c.right), f0, f1, f2];
                     let args = [&args[..], &flags, &[Arg::F32(config.p_norm as f32), rows_base]].concat();
-                    stream.dispatch(cm, [c.rows() as u32, 1, 1], &args)?;
+                    match self.shape {
+                        Shape::Groups => stream.dispatch(cm, [c.rows() as u32, 1, 1], &args)?,
+                        Shape::Rows => {
+                            let launch = [groups_for(c.rows(), FLOAT_ADM_CM_ROWS.workgroup[0]), 1, 1];
+                            stream.dispatch(cm, launch, &[&args[..], &[u(c.rows())]].concat())?
+                        }
+                    }
                 }
             }
         }
