@@ -491,3 +491,91 @@ KERNEL float_adm_cm_rows(GLOBAL const float *bands, GLOBAL const float *work, GL
     for (ulp_u32 k = 0; k < 9; k++)
         rows[9u * (rows_base + g) + k] = sums[k];
 }
+
+/* ---------------------------------------------------------------------
+ * float_adm_dwt0_strips, float_adm_dwt_strips: float_adm_dwt0's and
+ * float_adm_dwt's CPU-driver shape, the same bits. Work item (x, i) of
+ * image z walks outputs (i, FADM_STRIP x) .. (i, FADM_STRIP x + 15),
+ * computing each column's vertical filters once: an output's last two
+ * columns are the next one's first two.
+ * --------------------------------------------------------------------- */
+#define FADM_STRIP 16
+
+/* Column col's vertical (lo, hi) over the four rows rws of src. */
+FUNC void fadm_vert0(GLOBAL const ulp_u8 *src, const int *rws, int col, ulp_u32 bytes_per_sample, float inv_scaler,
+                     float *lo, float *hi)
+{
+    float s[4];
+    for (int k = 0; k < 4; k++) {
+        const float v = (float)ulp_sample(src, (ulp_u32)(rws[k] + col), bytes_per_sample);
+        s[k] = ADD_RN(bytes_per_sample == 1 ? v : MUL_RN(v, inv_scaler), -128.0f);
+    }
+    *lo = fadm_filter(0, s);
+    *hi = fadm_filter(1, s);
+}
+
+FUNC void fadm_vert(GLOBAL const float *src, const int *rws, int col, float *lo, float *hi)
+{
+    float s[4];
+    for (int k = 0; k < 4; k++)
+        s[k] = src[rws[k] + col];
+    *lo = fadm_filter(0, s);
+    *hi = fadm_filter(1, s);
+}
+
+KERNEL float_adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *bands, ulp_u32 width,
+                             ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 out_base,
+                             ulp_u32 lo_only)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    const int first = (int)GLOBAL_ID(0) * FADM_STRIP, i = (int)GROUP_ID(1), img = (int)GROUP_ID(2);
+    if (first >= bw)
+        return;
+    const int last = first + FADM_STRIP < bw ? first + FADM_STRIP : bw;
+    GLOBAL const ulp_u8 *src = img == 0 ? ref : dis;
+    int rws[4];
+    for (int k = 0; k < 4; k++)
+        rws[k] = fadm_mirror(2 * i - 1 + k, h) * w;
+    float lo[4], hi[4];
+    fadm_vert0(src, rws, fadm_mirror(2 * first - 1, w), bytes_per_sample, inv_scaler, &lo[0], &hi[0]);
+    fadm_vert0(src, rws, fadm_mirror(2 * first, w), bytes_per_sample, inv_scaler, &lo[1], &hi[1]);
+    const ulp_u32 plane = (ulp_u32)(bw * bh);
+    for (int j = first; j < last; j++) {
+        fadm_vert0(src, rws, fadm_mirror(2 * j + 1, w), bytes_per_sample, inv_scaler, &lo[2], &hi[2]);
+        fadm_vert0(src, rws, fadm_mirror(2 * j + 2, w), bytes_per_sample, inv_scaler, &lo[3], &hi[3]);
+        fadm_store(bands, out_base + (ulp_u32)img * 4u * plane + (ulp_u32)(i * bw + j), plane, lo, hi, lo_only);
+        lo[0] = lo[2];
+        hi[0] = hi[2];
+        lo[1] = lo[3];
+        hi[1] = hi[3];
+    }
+}
+
+KERNEL float_adm_dwt_strips(GLOBAL float *bands, ulp_u32 width, ulp_u32 height, ulp_u32 in_base, ulp_u32 in_plane,
+                            ulp_u32 out_base)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    const int first = (int)GLOBAL_ID(0) * FADM_STRIP, i = (int)GROUP_ID(1), img = (int)GROUP_ID(2);
+    if (first >= bw)
+        return;
+    const int last = first + FADM_STRIP < bw ? first + FADM_STRIP : bw;
+    GLOBAL const float *src = bands + in_base + (ulp_u32)img * 4u * in_plane;
+    int rws[4];
+    for (int k = 0; k < 4; k++)
+        rws[k] = fadm_mirror(2 * i - 1 + k, h) * w;
+    float lo[4], hi[4];
+    fadm_vert(src, rws, fadm_mirror(2 * first - 1, w), &lo[0], &hi[0]);
+    fadm_vert(src, rws, fadm_mirror(2 * first, w), &lo[1], &hi[1]);
+    const ulp_u32 plane = (ulp_u32)(bw * bh);
+    for (int j = first; j < last; j++) {
+        fadm_vert(src, rws, fadm_mirror(2 * j + 1, w), &lo[2], &hi[2]);
+        fadm_vert(src, rws, fadm_mirror(2 * j + 2, w), &lo[3], &hi[3]);
+        fadm_store(bands, out_base + (ulp_u32)img * 4u * plane + (ulp_u32)(i * bw + j), plane, lo, hi, 0);
+        lo[0] = lo[2];
+        hi[0] = hi[2];
+        lo[1] = lo[3];
+        hi[1] = hi[3];
+    }
+}
