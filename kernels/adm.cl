@@ -453,9 +453,9 @@ KERNEL adm_cm_rows(GLOBAL const ulp_i32 *bands, GLOBAL const ulp_i32 *work, GLOB
 
 /* ---------------------------------------------------------------------
  * adm_dwt0_strips, adm_dwt_strips: adm_dwt0's and adm_dwt's CPU-driver
- * shape, the same bits. Work item (x, i) of image z walks outputs
- * (i, ADM_STRIP x) .. (i, ADM_STRIP x + 15), computing each column's
- * vertical pass once: an output's last two columns are the next one's
+ * shape, the same bits. Work item x of image z walks outputs
+ * (i, ADM_STRIP k) .. (i, ADM_STRIP k + 15), i = x / strips and
+ * k = x % strips (strips a row), computing each column's vertical pass once: an output's last two columns are the next one's
  * first two.
  * --------------------------------------------------------------------- */
 #define ADM_STRIP 16
@@ -479,9 +479,11 @@ KERNEL adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBA
 {
     const int w = (int)width, h = (int)height;
     const int bw = (w + 1) / 2, bh = (h + 1) / 2;
-    const int first = (int)GLOBAL_ID(0) * ADM_STRIP, i = (int)GROUP_ID(1), img = (int)GROUP_ID(2);
-    if (first >= bw)
+    /* Work item x takes strip x % strips of row x / strips. */
+    const int strips = (bw + ADM_STRIP - 1) / ADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    if (x >= strips * bh)
         return;
+    const int i = x / strips, first = (x % strips) * ADM_STRIP;
     const int last = first + ADM_STRIP < bw ? first + ADM_STRIP : bw;
     GLOBAL const ulp_u8 *src = img == 0 ? ref : dis;
     int rws[4];
@@ -536,9 +538,11 @@ KERNEL adm_dwt_strips(GLOBAL ulp_i32 *bands, ulp_u32 width, ulp_u32 height, ulp_
 {
     const int w = (int)width, h = (int)height;
     const int bw = (w + 1) / 2, bh = (h + 1) / 2;
-    const int first = (int)GLOBAL_ID(0) * ADM_STRIP, i = (int)GROUP_ID(1), img = (int)GROUP_ID(2);
-    if (first >= bw)
+    /* Work item x takes strip x % strips of row x / strips. */
+    const int strips = (bw + ADM_STRIP - 1) / ADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    if (x >= strips * bh)
         return;
+    const int i = x / strips, first = (x % strips) * ADM_STRIP;
     const int last = first + ADM_STRIP < bw ? first + ADM_STRIP : bw;
     const ulp_i64 add_vp = scale == 1 ? 0 : 32768;
     const ulp_u32 shift_vp = scale == 1 ? 0 : 16;

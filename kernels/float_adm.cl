@@ -494,8 +494,9 @@ KERNEL float_adm_cm_rows(GLOBAL const float *bands, GLOBAL const float *work, GL
 
 /* ---------------------------------------------------------------------
  * float_adm_dwt0_strips, float_adm_dwt_strips: float_adm_dwt0's and
- * float_adm_dwt's CPU-driver shape, the same bits. Work item (x, i) of
- * image z walks outputs (i, FADM_STRIP x) .. (i, FADM_STRIP x + 15),
+ * float_adm_dwt's CPU-driver shape, the same bits. Work item x of image
+ * z walks outputs (i, FADM_STRIP k) .. (i, FADM_STRIP k + 15), i = x /
+ * strips and k = x % strips (strips a row),
  * computing each column's vertical filters once: an output's last two
  * columns are the next one's first two.
  * --------------------------------------------------------------------- */
@@ -529,9 +530,11 @@ KERNEL float_adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis,
 {
     const int w = (int)width, h = (int)height;
     const int bw = (w + 1) / 2, bh = (h + 1) / 2;
-    const int first = (int)GLOBAL_ID(0) * FADM_STRIP, i = (int)GROUP_ID(1), img = (int)GROUP_ID(2);
-    if (first >= bw)
+    /* Work item x takes strip x % strips of row x / strips. */
+    const int strips = (bw + FADM_STRIP - 1) / FADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    if (x >= strips * bh)
         return;
+    const int i = x / strips, first = (x % strips) * FADM_STRIP;
     const int last = first + FADM_STRIP < bw ? first + FADM_STRIP : bw;
     GLOBAL const ulp_u8 *src = img == 0 ? ref : dis;
     int rws[4];
@@ -557,9 +560,11 @@ KERNEL float_adm_dwt_strips(GLOBAL float *bands, ulp_u32 width, ulp_u32 height, 
 {
     const int w = (int)width, h = (int)height;
     const int bw = (w + 1) / 2, bh = (h + 1) / 2;
-    const int first = (int)GLOBAL_ID(0) * FADM_STRIP, i = (int)GROUP_ID(1), img = (int)GROUP_ID(2);
-    if (first >= bw)
+    /* Work item x takes strip x % strips of row x / strips. */
+    const int strips = (bw + FADM_STRIP - 1) / FADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    if (x >= strips * bh)
         return;
+    const int i = x / strips, first = (x % strips) * FADM_STRIP;
     const int last = first + FADM_STRIP < bw ? first + FADM_STRIP : bw;
     GLOBAL const float *src = bands + in_base + (ulp_u32)img * 4u * in_plane;
     int rws[4];

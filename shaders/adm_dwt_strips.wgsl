@@ -1,6 +1,7 @@
 // adm_dwt_strips: adm_dwt's CPU-driver shape (contract: ADM_DWT_STRIPS in
 // src/features/adm/gpu.rs, C dialect in kernels/adm.cl; the same bits).
-// Work item (x, i) of image z walks outputs (i, 16x) .. (i, 16x + 15),
+// Work item x of image z walks outputs (i, 16k) .. (i, 16k + 15) (i, k:
+// x / strips, x % strips),
 // computing each column's vertical pass once: an output's last two columns
 // are the next one's first two.
 struct Params {
@@ -46,12 +47,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
     let h = i32(pc.height);
     let bw = (w + 1) / 2;
     let bh = (h + 1) / 2;
-    let first = i32(gid.x * STRIP);
-    let i = i32(wid.y);
-    let img = wid.z;
-    if (first >= bw) {
+    // Work item x takes strip x % strips of row x / strips: every lane busy.
+    let strips = (bw + i32(STRIP) - 1) / i32(STRIP);
+    let x = i32(gid.x);
+    if (x >= strips * bh) {
         return;
     }
+    let i = x / strips;
+    let first = (x % strips) * i32(STRIP);
+    let img = wid.z;
     let last = min(first + i32(STRIP), bw);
     let add_vp = select(32768li, 0li, pc.scale == 1u);
     let shift_vp = select(16u, 0u, pc.scale == 1u);

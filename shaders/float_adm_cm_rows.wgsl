@@ -4,7 +4,8 @@
 // item g takes row top + g of one scale's score rectangle and walks it left
 // to right, adding each pixel's nine terms to its sums in pixel order
 // (libvmaf's sequential f32 sums): no work-group memory, no barrier. The
-// threshold windows (3x3 of each flt plane) slide along the row in
+// threshold windows (3x3 of flt, recomputed from each CSF plane: the
+// centre's CSF is then in the window too) slide along the row in
 // registers: each step loads one new column of three rows per plane.
 struct Params {
     bw: u32,
@@ -39,32 +40,49 @@ fn nb(x: i32, n: i32) -> i32 {
     return x;
 }
 
-// One flt plane's 3x3 window: columns j - 1, j, j + 1 (mirrored), each the
-// rows above, own and below.
+// One band's 3x3 window of flt = 1/30 (a double) * |csf| (adm_csf_s's
+// second output, recomputed from the CSF plane with the same operations,
+// so the same bits as float_adm_decouple's flt planes): columns j - 1, j,
+// j + 1 (mirrored), each the rows above, own and below; `centre` is the
+// CSF itself at (own row, j), `next` at (own row, j + 1).
 struct Win {
     l: vec3<f32>,
     c: vec3<f32>,
     r: vec3<f32>,
+    centre: f32,
+    next: f32,
+}
+
+fn flt(x: f32) -> f32 {
+    return f32(0.0333333351lf * f64(abs(x)));
 }
 
 fn column(plane: u32, rws: vec3<u32>, col: u32) -> vec3<f32> {
     return vec3<f32>(work[plane + rws.x + col], work[plane + rws.y + col], work[plane + rws.z + col]);
 }
 
+fn window(plane: u32, rws: vec3<u32>, l: u32, c: u32, r: u32) -> Win {
+    let cl = column(plane, rws, l);
+    let cc = column(plane, rws, c);
+    let cr = column(plane, rws, r);
+    return Win(vec3<f32>(flt(cl.x), flt(cl.y), flt(cl.z)), vec3<f32>(flt(cc.x), flt(cc.y), flt(cc.z)), vec3<f32>(flt(cr.x), flt(cr.y), flt(cr.z)), cc.y, cr.y);
+}
+
 // The window one column to the right: `col` is the new right column.
 fn slide(w: Win, plane: u32, rws: vec3<u32>, col: u32) -> Win {
-    return Win(w.c, w.r, column(plane, rws, col));
+    let cr = column(plane, rws, col);
+    return Win(w.c, w.r, vec3<f32>(flt(cr.x), flt(cr.y), flt(cr.z)), w.next, cr.y);
 }
 
 // ADM_CM_THRESH_S_* of one band: the nine neighbours in libvmaf's order,
 // the centre replaced by 1/15 (a double) * |csf| added in double.
-fn band_sum(w: Win, csf: f32) -> f32 {
+fn band_sum(w: Win) -> f32 {
     var sum = 0.0f;
     sum = sum + w.l.x;
     sum = sum + w.c.x;
     sum = sum + w.r.x;
     sum = sum + w.l.y;
-    sum = f32(f64(sum) + 0.0666666701lf * f64(abs(csf)));
+    sum = f32(f64(sum) + 0.0666666701lf * f64(abs(w.centre)));
     sum = sum + w.r.y;
     sum = sum + w.l.z;
     sum = sum + w.c.z;
@@ -181,39 +199,39 @@ fn walk(g: u32, cubes: bool) {
     let rws = vec3<u32>(u32(nb(i - 1, i32(pc.bh)) * w), u32(i * w), u32(nb(i + 1, i32(pc.bh)) * w));
     let rf = vec3<f32>(pc.rf0, pc.rf1, pc.rf2);
     let cm = pc.bypass_cm == 0u;
-    // flt planes: 9 + b of the CSF of a, 15 + b of the CSF of r.
+    // The CSF planes: 6 + b of a, 12 + b of r.
     let j0 = i32(pc.left);
     let l0 = u32(nb(j0 - 1, w));
     let r0 = u32(nb(j0 + 1, w));
-    var wa0 = Win(column(9u * plane, rws, l0), column(9u * plane, rws, u32(j0)), column(9u * plane, rws, r0));
-    var wa1 = Win(column(10u * plane, rws, l0), column(10u * plane, rws, u32(j0)), column(10u * plane, rws, r0));
-    var wa2 = Win(column(11u * plane, rws, l0), column(11u * plane, rws, u32(j0)), column(11u * plane, rws, r0));
-    var wr0 = Win(column(15u * plane, rws, l0), column(15u * plane, rws, u32(j0)), column(15u * plane, rws, r0));
-    var wr1 = Win(column(16u * plane, rws, l0), column(16u * plane, rws, u32(j0)), column(16u * plane, rws, r0));
-    var wr2 = Win(column(17u * plane, rws, l0), column(17u * plane, rws, u32(j0)), column(17u * plane, rws, r0));
+    var wa0 = window(6u * plane, rws, l0, u32(j0), r0);
+    var wa1 = window(7u * plane, rws, l0, u32(j0), r0);
+    var wa2 = window(8u * plane, rws, l0, u32(j0), r0);
+    var wr0 = window(12u * plane, rws, l0, u32(j0), r0);
+    var wr1 = window(13u * plane, rws, l0, u32(j0), r0);
+    var wr2 = window(14u * plane, rws, l0, u32(j0), r0);
     var num = vec3<f32>(0.0f);
     var aim = vec3<f32>(0.0f);
     var den = vec3<f32>(0.0f);
     for (var j = pc.left; j < pc.right; j++) {
         if (j > pc.left) {
             let col = u32(nb(i32(j) + 1, w));
-            wa0 = slide(wa0, 9u * plane, rws, col);
-            wa1 = slide(wa1, 10u * plane, rws, col);
-            wa2 = slide(wa2, 11u * plane, rws, col);
-            wr0 = slide(wr0, 15u * plane, rws, col);
-            wr1 = slide(wr1, 16u * plane, rws, col);
-            wr2 = slide(wr2, 17u * plane, rws, col);
+            wa0 = slide(wa0, 6u * plane, rws, col);
+            wa1 = slide(wa1, 7u * plane, rws, col);
+            wa2 = slide(wa2, 8u * plane, rws, col);
+            wr0 = slide(wr0, 12u * plane, rws, col);
+            wr1 = slide(wr1, 13u * plane, rws, col);
+            wr2 = slide(wr2, 14u * plane, rws, col);
         }
         let at = rws.y + j;
         var thr_a = 0.0f;
         var thr_r = 0.0f;
         if (cm) {
-            thr_a = 0.0f + band_sum(wa0, work[6u * plane + at]);
-            thr_a = thr_a + band_sum(wa1, work[7u * plane + at]);
-            thr_a = thr_a + band_sum(wa2, work[8u * plane + at]);
-            thr_r = 0.0f + band_sum(wr0, work[12u * plane + at]);
-            thr_r = thr_r + band_sum(wr1, work[13u * plane + at]);
-            thr_r = thr_r + band_sum(wr2, work[14u * plane + at]);
+            thr_a = 0.0f + band_sum(wa0);
+            thr_a = thr_a + band_sum(wa1);
+            thr_a = thr_a + band_sum(wa2);
+            thr_r = 0.0f + band_sum(wr0);
+            thr_r = thr_r + band_sum(wr1);
+            thr_r = thr_r + band_sum(wr2);
         }
         let xr = abs(vec3<f32>(work[at], work[plane + at], work[2u * plane + at]) * rf) - vec3<f32>(thr_a);
         let xa = abs(vec3<f32>(work[3u * plane + at], work[4u * plane + at], work[5u * plane + at]) * rf) - vec3<f32>(thr_r);

@@ -1,8 +1,9 @@
 // float_adm_dwt0_strips: float_adm_dwt0's CPU-driver shape (contract:
 // FLOAT_ADM_DWT0_STRIPS in src/features/adm/gpu.rs, C dialect in
-// kernels/float_adm.cl; the same bits). Work item (x, i) of image z walks
-// outputs (i, 16x) .. (i, 16x + 15), computing each column's vertical
-// filters once: an output's last two columns are the next one's first two.
+// kernels/float_adm.cl; the same bits). Work item x of image z walks
+// outputs (i, 16k) .. (i, 16k + 15), i = x / strips, k = x % strips,
+// computing each column's vertical filters once: an output's last two
+// columns are the next one's first two.
 struct Params {
     width: u32,
     height: u32,
@@ -76,12 +77,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
     let h = i32(pc.height);
     let bw = (w + 1) / 2;
     let bh = (h + 1) / 2;
-    let first = i32(gid.x * STRIP);
-    let i = i32(wid.y);
-    let img = wid.z;
-    if (first >= bw) {
+    // Work item x takes strip x % strips of row x / strips: every lane busy.
+    let strips = (bw + i32(STRIP) - 1) / i32(STRIP);
+    let x = i32(gid.x);
+    if (x >= strips * bh) {
         return;
     }
+    let i = x / strips;
+    let first = (x % strips) * i32(STRIP);
+    let img = wid.z;
     let last = min(first + i32(STRIP), bw);
     let rws = vec4<i32>(mirror(2 * i - 1, h) * w, mirror(2 * i, h) * w, mirror(2 * i + 1, h) * w, mirror(2 * i + 2, h) * w);
     // The vertical lo and hi of the output's four columns 2j - 1 .. 2j + 2;

@@ -152,11 +152,13 @@ pub static ADM_CM_ROWS: KernelSpec =
 const STRIP: usize = 16;
 
 /// `adm_dwt0_strips` (kernels/adm.cl, shaders/adm_dwt0_strips.wgsl):
-/// [`ADM_DWT0`]'s CPU-driver shape ([`Shape::Rows`]), the same bands. Launch
-/// `[ceil(ceil(bw / 16) / 8), bh, 2]`: work item `(x, i)` of image z walks
-/// outputs `(i, 16x)` to `(i, 16x + 15)` (those below bw), computing each
-/// column's vertical pass once (an output's last two columns are the next
-/// one's first two). Buffers and scalars as [`ADM_DWT0`]'s.
+/// [`ADM_DWT0`]'s CPU-driver shape ([`Shape::Rows`]), the same bands. With
+/// `strips = ceil(bw / 16)` a row, launch `[ceil(strips * bh / 8), 1, 2]`:
+/// work item x of image z walks outputs `(i, 16k)` to `(i, 16k + 15)`
+/// (those below bw) of row `i = x / strips`, strip `k = x % strips`,
+/// computing each column's vertical pass once (an output's last two
+/// columns are the next one's first two). Buffers and scalars as
+/// [`ADM_DWT0`]'s.
 pub static ADM_DWT0_STRIPS: KernelSpec =
     KernelSpec { name: "adm_dwt0_strips", family: "adm", workgroup: [8, 1, 1], buffers: 3, scalars: 6 };
 
@@ -382,7 +384,7 @@ impl AdmGpu {
     fn wavelet(&self, bw: usize, bh: usize) -> [u32; 3] {
         match self.shape {
             Shape::Groups => [groups_for(bw, PIXELS_WG), bh as u32, 2],
-            Shape::Rows => [groups_for(bw.div_ceil(STRIP), ADM_DWT_STRIPS.workgroup[0]), bh as u32, 2],
+            Shape::Rows => [groups_for(bw.div_ceil(STRIP) * bh, ADM_DWT_STRIPS.workgroup[0]), 1, 2],
         }
     }
 
