@@ -373,3 +373,207 @@ KERNEL adm_cm(GLOBAL const ulp_i32 *bands, GLOBAL const ulp_i32 *work, GLOBAL ul
         }
     }
 }
+
+/* ---------------------------------------------------------------------
+ * adm_cm_rows: adm_cm's CPU-driver shape, the same sums. Work item
+ * g < nrows takes row top + g and walks it left to right, adding the nine
+ * 64-bit sums (integers: any order): no local memory, no barrier. The
+ * thresholds' 3x3 sums slide along the row as three column sums (uint32,
+ * wrapping as the C's int does), each step loading one new column.
+ * --------------------------------------------------------------------- */
+FUNC ulp_u32 adm_colsum(GLOBAL const ulp_i32 *F, const ulp_u32 *rws, ulp_u32 col)
+{
+    return (ulp_u32)F[rws[0] + col] + (ulp_u32)F[rws[1] + col] + (ulp_u32)F[rws[2] + col];
+}
+
+KERNEL adm_cm_rows(GLOBAL const ulp_i32 *bands, GLOBAL const ulp_i32 *work, GLOBAL ulp_u32 *rows, ulp_u32 bw,
+                   ulp_u32 bh, ulp_u32 base, ulp_u32 top, ulp_u32 left, ulp_u32 right, ulp_u32 scale, ulp_u32 rf0,
+                   ulp_u32 rf1, ulp_u32 rf2, ulp_u32 cub0, ulp_u32 cub1, ulp_u32 cub2, ulp_u32 den_cub,
+                   ulp_u32 rows_base, ulp_u32 nrows)
+{
+    const ulp_u32 g = GLOBAL_ID(0);
+    if (g >= nrows)
+        return;
+    const int i = (int)(top + g), w = (int)bw;
+    const ulp_u32 plane = bw * bh;
+    const ulp_u32 rws[3] = {(ulp_u32)(adm_nb(i - 1, (int)bh) * w), (ulp_u32)(i * w),
+                            (ulp_u32)(adm_nb(i + 1, (int)bh) * w)};
+    const ulp_u32 rf[3] = {rf0, rf1, rf2};
+    const ulp_u32 cub[3] = {cub0, cub1, cub2};
+    const ulp_u32 sq = scale == 2 ? 30u : 31u;
+    const ulp_u64 den_add = den_cub > 0 ? ((ulp_u64)1 << (den_cub - 1u)) : 0;
+    /* F of the CSF of a (plane 6) and of r (plane 8); T follows each. */
+    GLOBAL const ulp_i32 *fa = work + 6u * plane;
+    GLOBAL const ulp_i32 *fr = work + 8u * plane;
+    const int j0 = (int)left;
+    const ulp_u32 l0 = (ulp_u32)adm_nb(j0 - 1, w), r0 = (ulp_u32)adm_nb(j0 + 1, w);
+    ulp_u32 ca[3] = {adm_colsum(fa, rws, l0), adm_colsum(fa, rws, (ulp_u32)j0), adm_colsum(fa, rws, r0)};
+    ulp_u32 cr[3] = {adm_colsum(fr, rws, l0), adm_colsum(fr, rws, (ulp_u32)j0), adm_colsum(fr, rws, r0)};
+    ulp_u64 s[9];
+    for (int k = 0; k < 9; k++)
+        s[k] = 0;
+    for (ulp_u32 j = left; j < right; j++) {
+        if (j > left) {
+            const ulp_u32 col = (ulp_u32)adm_nb((int)j + 1, w);
+            ca[0] = ca[1];
+            ca[1] = ca[2];
+            ca[2] = adm_colsum(fa, rws, col);
+            cr[0] = cr[1];
+            cr[1] = cr[2];
+            cr[2] = adm_colsum(fr, rws, col);
+        }
+        const ulp_u32 at = rws[1] + j;
+        const ulp_i32 thr_a = (ulp_i32)((ulp_u32)fa[plane + at] + ca[0] + ca[1] + ca[2]);
+        const ulp_i32 thr_r = (ulp_i32)((ulp_u32)fr[plane + at] + cr[0] + cr[1] + cr[2]);
+        for (int b = 0; b < 3; b++) {
+            const ulp_i32 r = work[(ulp_u32)b * plane + at];
+            const ulp_i32 a = work[(3u + (ulp_u32)b) * plane + at];
+            const ulp_i32 o = bands[base + (1u + (ulp_u32)b) * plane + at];
+            if (scale == 0) {
+                const ulp_u32 sub = b == 2 ? 12u : 10u, sqs = b == 2 ? 30u : 29u;
+                const ulp_i32 f = (ulp_i32)rf[b];
+                s[b] += (ulp_u64)adm_cube0((ulp_i32)((ulp_u32)r * (ulp_u32)f), thr_a, sub, sqs, cub[b]);
+                s[3 + b] += (ulp_u64)adm_cube0((ulp_i32)((ulp_u32)a * (ulp_u32)f), thr_r, sub, sqs, cub[b]);
+                const ulp_u64 m = (ulp_u64)(ulp_u16)adm_abs(o);
+                s[6 + b] += m * m * m;
+            } else {
+                s[b] += (ulp_u64)adm_cube123(r, rf[b], thr_a, cub[b]);
+                s[3 + b] += (ulp_u64)adm_cube123(a, rf[b], thr_r, cub[b]);
+                const ulp_u64 m = (ulp_u32)adm_abs(o);
+                s[6 + b] += ((((m * m + ((ulp_u64)1 << sq)) >> sq) * m) + den_add) >> den_cub;
+            }
+        }
+    }
+    for (ulp_u32 k = 0; k < 9; k++) {
+        const ulp_u32 at = 2u * (9u * (rows_base + g) + k);
+        rows[at] = (ulp_u32)s[k];
+        rows[at + 1u] = (ulp_u32)(s[k] >> 32);
+    }
+}
+
+/* ---------------------------------------------------------------------
+ * adm_dwt0_strips, adm_dwt_strips: adm_dwt0's and adm_dwt's CPU-driver
+ * shape, the same bits. Work item x of image z walks outputs
+ * (i, ADM_STRIP k) .. (i, ADM_STRIP k + 15), i = x / strips and
+ * k = x % strips (strips a row), computing each column's vertical pass once: an output's last two columns are the next one's
+ * first two.
+ * --------------------------------------------------------------------- */
+#define ADM_STRIP 16
+
+/* Column col's vertical pass at scale 0 (tmplo, tmphi in int16). */
+FUNC void adm_vert0(GLOBAL const ulp_u8 *src, const int *rws, int col, ulp_u32 bytes_per_sample, ulp_u32 bpc,
+                    ulp_i32 add, ulp_u32 centre, ulp_i32 *lo, ulp_i32 *hi)
+{
+    ulp_u32 acc_lo = 0, acc_hi = 0;
+    for (int k = 0; k < 4; k++) {
+        const ulp_u32 s = ulp_sample(src, (ulp_u32)(rws[k] + col), bytes_per_sample);
+        acc_lo += (ulp_u32)adm_lo(k) * s;
+        acc_hi += (ulp_u32)adm_hi(k) * s;
+    }
+    *lo = adm_i16(((ulp_i32)(acc_lo - centre) + add) >> bpc);
+    *hi = adm_i16(((ulp_i32)acc_hi + add) >> bpc);
+}
+
+KERNEL adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL ulp_i32 *bands, ulp_u32 width,
+                       ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc, ulp_u32 out_base, ulp_u32 lo_only)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    /* Work item x takes strip x % strips of row x / strips. */
+    const int strips = (bw + ADM_STRIP - 1) / ADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    if (x >= strips * bh)
+        return;
+    const int i = x / strips, first = (x % strips) * ADM_STRIP;
+    const int last = first + ADM_STRIP < bw ? first + ADM_STRIP : bw;
+    GLOBAL const ulp_u8 *src = img == 0 ? ref : dis;
+    int rws[4];
+    for (int k = 0; k < 4; k++)
+        rws[k] = adm_mirror(2 * i - 1 + k, h) * w;
+    const ulp_i32 add = (ulp_i32)1 << (bpc - 1);
+    const ulp_u32 centre = 46342u * (ulp_u32)add;
+    ulp_i32 lo[4], hi[4];
+    adm_vert0(src, rws, adm_mirror(2 * first - 1, w), bytes_per_sample, bpc, add, centre, &lo[0], &hi[0]);
+    adm_vert0(src, rws, adm_mirror(2 * first, w), bytes_per_sample, bpc, add, centre, &lo[1], &hi[1]);
+    const ulp_u32 plane = (ulp_u32)(bw * bh);
+    for (int j = first; j < last; j++) {
+        adm_vert0(src, rws, adm_mirror(2 * j + 1, w), bytes_per_sample, bpc, add, centre, &lo[2], &hi[2]);
+        adm_vert0(src, rws, adm_mirror(2 * j + 2, w), bytes_per_sample, bpc, add, centre, &lo[3], &hi[3]);
+        ulp_i32 a = 32768, v = 32768, hh = 32768, d = 32768;
+        for (int k = 0; k < 4; k++) {
+            a += adm_lo(k) * lo[k];
+            v += adm_hi(k) * lo[k];
+            hh += adm_lo(k) * hi[k];
+            d += adm_hi(k) * hi[k];
+        }
+        const ulp_u32 o = out_base + (ulp_u32)img * 4u * plane + (ulp_u32)(i * bw + j);
+        bands[o] = adm_i16(a >> 16);
+        if (!lo_only) {
+            bands[o + plane] = adm_i16(hh >> 16);
+            bands[o + 2u * plane] = adm_i16(v >> 16);
+            bands[o + 3u * plane] = adm_i16(d >> 16);
+        }
+        lo[0] = lo[2];
+        hi[0] = hi[2];
+        lo[1] = lo[3];
+        hi[1] = hi[3];
+    }
+}
+
+/* Column col's vertical pass at scales 1-3, rounded by the scale's shift. */
+FUNC void adm_vert(GLOBAL const ulp_i32 *src, const int *rws, int col, ulp_i64 add_vp, ulp_u32 shift_vp, ulp_i32 *lo,
+                   ulp_i32 *hi)
+{
+    ulp_i64 acc_lo = 0, acc_hi = 0;
+    for (int k = 0; k < 4; k++) {
+        const ulp_i64 s = src[rws[k] + col];
+        acc_lo += (ulp_i64)adm_lo(k) * s;
+        acc_hi += (ulp_i64)adm_hi(k) * s;
+    }
+    *lo = (ulp_i32)((acc_lo + add_vp) >> shift_vp);
+    *hi = (ulp_i32)((acc_hi + add_vp) >> shift_vp);
+}
+
+KERNEL adm_dwt_strips(GLOBAL ulp_i32 *bands, ulp_u32 width, ulp_u32 height, ulp_u32 in_base, ulp_u32 in_plane,
+                      ulp_u32 out_base, ulp_u32 scale)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    /* Work item x takes strip x % strips of row x / strips. */
+    const int strips = (bw + ADM_STRIP - 1) / ADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    if (x >= strips * bh)
+        return;
+    const int i = x / strips, first = (x % strips) * ADM_STRIP;
+    const int last = first + ADM_STRIP < bw ? first + ADM_STRIP : bw;
+    const ulp_i64 add_vp = scale == 1 ? 0 : 32768;
+    const ulp_u32 shift_vp = scale == 1 ? 0 : 16;
+    const ulp_i64 add_hp = scale == 2 ? 32768 : 16384;
+    const ulp_u32 shift_hp = scale == 2 ? 16 : 15;
+    GLOBAL const ulp_i32 *src = bands + in_base + (ulp_u32)img * 4u * in_plane;
+    int rws[4];
+    for (int k = 0; k < 4; k++)
+        rws[k] = adm_mirror(2 * i - 1 + k, h) * w;
+    ulp_i32 lo[4], hi[4];
+    adm_vert(src, rws, adm_mirror(2 * first - 1, w), add_vp, shift_vp, &lo[0], &hi[0]);
+    adm_vert(src, rws, adm_mirror(2 * first, w), add_vp, shift_vp, &lo[1], &hi[1]);
+    const ulp_u32 plane = (ulp_u32)(bw * bh);
+    for (int j = first; j < last; j++) {
+        adm_vert(src, rws, adm_mirror(2 * j + 1, w), add_vp, shift_vp, &lo[2], &hi[2]);
+        adm_vert(src, rws, adm_mirror(2 * j + 2, w), add_vp, shift_vp, &lo[3], &hi[3]);
+        ulp_i64 a = add_hp, v = add_hp, hh = add_hp, d = add_hp;
+        for (int k = 0; k < 4; k++) {
+            a += (ulp_i64)adm_lo(k) * lo[k];
+            v += (ulp_i64)adm_hi(k) * lo[k];
+            hh += (ulp_i64)adm_lo(k) * hi[k];
+            d += (ulp_i64)adm_hi(k) * hi[k];
+        }
+        const ulp_u32 o = out_base + (ulp_u32)img * 4u * plane + (ulp_u32)(i * bw + j);
+        bands[o] = (ulp_i32)(a >> shift_hp);
+        bands[o + plane] = (ulp_i32)(hh >> shift_hp);
+        bands[o + 2u * plane] = (ulp_i32)(v >> shift_hp);
+        bands[o + 3u * plane] = (ulp_i32)(d >> shift_hp);
+        lo[0] = lo[2];
+        hi[0] = hi[2];
+        lo[1] = lo[3];
+        hi[1] = hi[3];
+    }
+}

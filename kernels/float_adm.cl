@@ -412,3 +412,175 @@ KERNEL float_adm_cm(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL 
         for (ulp_u32 k = 0; k < 9; k++)
             rows[9u * (rows_base + g) + k] = sums[k];
 }
+
+/* ---------------------------------------------------------------------
+ * float_adm_cm_rows: float_adm_cm's CPU-driver shape, the same sums bit
+ * for bit. Work item g < nrows takes row top + g and walks it left to
+ * right, adding each pixel's nine terms to its sums in pixel order: no
+ * local memory, no barrier. The threshold windows (3x3 of each of the six
+ * flt planes) slide along the row: each step loads one new column.
+ * --------------------------------------------------------------------- */
+FUNC float fadm_band_sum(const float *win, float csf)
+{
+    /* win: columns j - 1, j, j + 1, each rows above, own, below. */
+    float sum = 0.0f;
+    sum = ADD_RN(sum, win[0]);
+    sum = ADD_RN(sum, win[3]);
+    sum = ADD_RN(sum, win[6]);
+    sum = ADD_RN(sum, win[1]);
+    sum = (float)((double)sum + 0.0666666701 * (double)fabs(csf));
+    sum = ADD_RN(sum, win[7]);
+    sum = ADD_RN(sum, win[2]);
+    sum = ADD_RN(sum, win[5]);
+    sum = ADD_RN(sum, win[8]);
+    return sum;
+}
+
+KERNEL float_adm_cm_rows(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL float *rows, ulp_u32 bw,
+                         ulp_u32 bh, ulp_u32 base, ulp_u32 top, ulp_u32 left, ulp_u32 right, float rf0, float rf1,
+                         float rf2, ulp_u32 bypass_cm, ulp_u32 cubes, float p, ulp_u32 rows_base, ulp_u32 nrows)
+{
+    const ulp_u32 g = GLOBAL_ID(0);
+    if (g >= nrows)
+        return;
+    const int i = (int)(top + g), w = (int)bw;
+    const ulp_u32 plane = bw * bh;
+    const ulp_u32 rws[3] = {(ulp_u32)(fadm_nb(i - 1, (int)bh) * w), (ulp_u32)(i * w),
+                            (ulp_u32)(fadm_nb(i + 1, (int)bh) * w)};
+    const float rf[3] = {rf0, rf1, rf2};
+    /* win[t][9]: t = 0..2 the flt planes 9 + b (CSF of a), 3..5 15 + b (CSF
+     * of r); column-major 3x3. */
+    float win[6][9];
+    const ulp_u32 first[6] = {9u, 10u, 11u, 15u, 16u, 17u};
+    const int j0 = (int)left;
+    const ulp_u32 c0[3] = {(ulp_u32)fadm_nb(j0 - 1, w), (ulp_u32)j0, (ulp_u32)fadm_nb(j0 + 1, w)};
+    for (int t = 0; t < 6; t++)
+        for (int c = 0; c < 3; c++)
+            for (int r = 0; r < 3; r++)
+                win[t][3 * c + r] = work[first[t] * plane + rws[r] + c0[c]];
+    float sums[9];
+    for (int k = 0; k < 9; k++)
+        sums[k] = 0.0f;
+    for (ulp_u32 j = left; j < right; j++) {
+        if (j > left) {
+            const ulp_u32 col = (ulp_u32)fadm_nb((int)j + 1, w);
+            for (int t = 0; t < 6; t++) {
+                for (int k = 0; k < 6; k++)
+                    win[t][k] = win[t][k + 3];
+                for (int r = 0; r < 3; r++)
+                    win[t][6 + r] = work[first[t] * plane + rws[r] + col];
+            }
+        }
+        const ulp_u32 at = rws[1] + j;
+        float thr_a = 0.0f, thr_r = 0.0f;
+        if (!bypass_cm) {
+            for (int b = 0; b < 3; b++) {
+                thr_a = ADD_RN(thr_a, fadm_band_sum(win[b], work[(6u + (ulp_u32)b) * plane + at]));
+                thr_r = ADD_RN(thr_r, fadm_band_sum(win[3 + b], work[(12u + (ulp_u32)b) * plane + at]));
+            }
+        }
+        for (int b = 0; b < 3; b++) {
+            float x = SUB_RN(fabs(MUL_RN(work[(ulp_u32)b * plane + at], rf[b])), thr_a);
+            sums[b] = ADD_RN(sums[b], fadm_power(x < 0.0f ? 0.0f : x, cubes, p));
+            x = SUB_RN(fabs(MUL_RN(work[(3u + (ulp_u32)b) * plane + at], rf[b])), thr_r);
+            sums[3 + b] = ADD_RN(sums[3 + b], fadm_power(x < 0.0f ? 0.0f : x, cubes, p));
+            x = fabs(MUL_RN(rf[b], bands[base + (1u + (ulp_u32)b) * plane + at]));
+            sums[6 + b] = ADD_RN(sums[6 + b], fadm_power(x, cubes, p));
+        }
+    }
+    for (ulp_u32 k = 0; k < 9; k++)
+        rows[9u * (rows_base + g) + k] = sums[k];
+}
+
+/* ---------------------------------------------------------------------
+ * float_adm_dwt0_strips, float_adm_dwt_strips: float_adm_dwt0's and
+ * float_adm_dwt's CPU-driver shape, the same bits. Work item x of image
+ * z walks outputs (i, FADM_STRIP k) .. (i, FADM_STRIP k + 15), i = x /
+ * strips and k = x % strips (strips a row),
+ * computing each column's vertical filters once: an output's last two
+ * columns are the next one's first two.
+ * --------------------------------------------------------------------- */
+#define FADM_STRIP 16
+
+/* Column col's vertical (lo, hi) over the four rows rws of src. */
+FUNC void fadm_vert0(GLOBAL const ulp_u8 *src, const int *rws, int col, ulp_u32 bytes_per_sample, float inv_scaler,
+                     float *lo, float *hi)
+{
+    float s[4];
+    for (int k = 0; k < 4; k++) {
+        const float v = (float)ulp_sample(src, (ulp_u32)(rws[k] + col), bytes_per_sample);
+        s[k] = ADD_RN(bytes_per_sample == 1 ? v : MUL_RN(v, inv_scaler), -128.0f);
+    }
+    *lo = fadm_filter(0, s);
+    *hi = fadm_filter(1, s);
+}
+
+FUNC void fadm_vert(GLOBAL const float *src, const int *rws, int col, float *lo, float *hi)
+{
+    float s[4];
+    for (int k = 0; k < 4; k++)
+        s[k] = src[rws[k] + col];
+    *lo = fadm_filter(0, s);
+    *hi = fadm_filter(1, s);
+}
+
+KERNEL float_adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *bands, ulp_u32 width,
+                             ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 out_base,
+                             ulp_u32 lo_only)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    /* Work item x takes strip x % strips of row x / strips. */
+    const int strips = (bw + FADM_STRIP - 1) / FADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    if (x >= strips * bh)
+        return;
+    const int i = x / strips, first = (x % strips) * FADM_STRIP;
+    const int last = first + FADM_STRIP < bw ? first + FADM_STRIP : bw;
+    GLOBAL const ulp_u8 *src = img == 0 ? ref : dis;
+    int rws[4];
+    for (int k = 0; k < 4; k++)
+        rws[k] = fadm_mirror(2 * i - 1 + k, h) * w;
+    float lo[4], hi[4];
+    fadm_vert0(src, rws, fadm_mirror(2 * first - 1, w), bytes_per_sample, inv_scaler, &lo[0], &hi[0]);
+    fadm_vert0(src, rws, fadm_mirror(2 * first, w), bytes_per_sample, inv_scaler, &lo[1], &hi[1]);
+    const ulp_u32 plane = (ulp_u32)(bw * bh);
+    for (int j = first; j < last; j++) {
+        fadm_vert0(src, rws, fadm_mirror(2 * j + 1, w), bytes_per_sample, inv_scaler, &lo[2], &hi[2]);
+        fadm_vert0(src, rws, fadm_mirror(2 * j + 2, w), bytes_per_sample, inv_scaler, &lo[3], &hi[3]);
+        fadm_store(bands, out_base + (ulp_u32)img * 4u * plane + (ulp_u32)(i * bw + j), plane, lo, hi, lo_only);
+        lo[0] = lo[2];
+        hi[0] = hi[2];
+        lo[1] = lo[3];
+        hi[1] = hi[3];
+    }
+}
+
+KERNEL float_adm_dwt_strips(GLOBAL float *bands, ulp_u32 width, ulp_u32 height, ulp_u32 in_base, ulp_u32 in_plane,
+                            ulp_u32 out_base)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    /* Work item x takes strip x % strips of row x / strips. */
+    const int strips = (bw + FADM_STRIP - 1) / FADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    if (x >= strips * bh)
+        return;
+    const int i = x / strips, first = (x % strips) * FADM_STRIP;
+    const int last = first + FADM_STRIP < bw ? first + FADM_STRIP : bw;
+    GLOBAL const float *src = bands + in_base + (ulp_u32)img * 4u * in_plane;
+    int rws[4];
+    for (int k = 0; k < 4; k++)
+        rws[k] = fadm_mirror(2 * i - 1 + k, h) * w;
+    float lo[4], hi[4];
+    fadm_vert(src, rws, fadm_mirror(2 * first - 1, w), &lo[0], &hi[0]);
+    fadm_vert(src, rws, fadm_mirror(2 * first, w), &lo[1], &hi[1]);
+    const ulp_u32 plane = (ulp_u32)(bw * bh);
+    for (int j = first; j < last; j++) {
+        fadm_vert(src, rws, fadm_mirror(2 * j + 1, w), &lo[2], &hi[2]);
+        fadm_vert(src, rws, fadm_mirror(2 * j + 2, w), &lo[3], &hi[3]);
+        fadm_store(bands, out_base + (ulp_u32)img * 4u * plane + (ulp_u32)(i * bw + j), plane, lo, hi, 0);
+        lo[0] = lo[2];
+        hi[0] = hi[2];
+        lo[1] = lo[3];
+        hi[1] = hi[3];
+    }
+}

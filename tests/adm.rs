@@ -14,6 +14,7 @@ use common::*;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use ulpgate::backend::gpu::Gpu;
+use ulpgate::features::adm::gpu::{self, Shape};
 use ulpgate::features::adm::{ADM, FLOAT_ADM};
 use ulpgate::features::{FeatureImpl, Options, run_extractor};
 use ulpgate::fixture::{Chroma, LoadedFixture};
@@ -35,14 +36,24 @@ type Gpus = Vec<(&'static str, Arc<dyn Gpu>)>;
 /// Runs `feature` under `opts` on the CPU and on both software GPUs and
 /// asserts every metric of every frame equal bit for bit.
 fn assert_twins(gpus: &Gpus, feature: &FeatureImpl, fixtures: &[LoadedFixture], opts: &Options) {
-    let gpu_factory = feature.gpu.expect("a GPU pipeline");
+    for shape in [Shape::Groups, Shape::Rows] {
+        assert_shape_twins(gpus, feature, fixtures, opts, shape);
+    }
+}
+
+/// [`assert_twins`] with the kernels of one [`Shape`].
+fn assert_shape_twins(gpus: &Gpus, feature: &FeatureImpl, fixtures: &[LoadedFixture], opts: &Options, shape: Shape) {
+    let gpu_factory = match feature.name {
+        "adm" => gpu::integer_extractor_shaped,
+        _ => gpu::float_extractor_shaped,
+    };
     for (backend, gpu) in gpus {
         for fx in fixtures {
             let cpu = run_extractor((feature.cpu)(&fx.geometry, opts).unwrap(), fx, &|| {}).unwrap();
-            let ext = gpu_factory(gpu.clone(), &fx.geometry, opts)
-                .unwrap_or_else(|e| panic!("{} on {backend}, {}: {e:#}", feature.name, fx.geometry));
+            let ext = gpu_factory(gpu.clone(), &fx.geometry, opts, shape)
+                .unwrap_or_else(|e| panic!("{} {shape:?} on {backend}, {}: {e:#}", feature.name, fx.geometry));
             let out = run_extractor(ext, fx, &|| {})
-                .unwrap_or_else(|e| panic!("{} on {backend}, {}: {e:#}", feature.name, fx.geometry));
+                .unwrap_or_else(|e| panic!("{} {shape:?} on {backend}, {}: {e:#}", feature.name, fx.geometry));
             let metrics = (feature.metrics)(opts).unwrap();
             assert!(metrics.len() >= 7);
             for metric in &metrics {
@@ -50,7 +61,7 @@ fn assert_twins(gpus: &Gpus, feature: &FeatureImpl, fixtures: &[LoadedFixture], 
                 assert_eq!(a.len(), 2);
                 assert!(
                     a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{} {metric} {opts:?} on {backend}, {}: cpu {a:?} vs {b:?}",
+                    "{} {shape:?} {metric} {opts:?} on {backend}, {}: cpu {a:?} vs {b:?}",
                     feature.name,
                     fx.geometry
                 );

@@ -128,8 +128,95 @@ pub static FLOAT_ADM_DECOUPLE: KernelSpec = KernelSpec {
 pub static FLOAT_ADM_CM: KernelSpec =
     KernelSpec { name: "float_adm_cm", family: "float_adm", workgroup: [128, 1, 1], buffers: 3, scalars: 13 };
 
-pub static INTEGER_KERNELS: &[&KernelSpec] = &[&ADM_DWT0, &ADM_DWT, &ADM_DECOUPLE, &ADM_CM];
-pub static FLOAT_KERNELS: &[&KernelSpec] = &[&FLOAT_ADM_DWT0, &FLOAT_ADM_DWT, &FLOAT_ADM_DECOUPLE, &FLOAT_ADM_CM];
+/// `float_adm_cm_rows` (kernels/float_adm.cl, shaders/float_adm_cm_rows.wgsl):
+/// [`FLOAT_ADM_CM`]'s CPU-driver shape ([`Shape::Rows`]), the same row sums
+/// bit for bit. Work item `g < rows` (launch `[ceil(rows / 8), 1, 1]`) takes
+/// row `top + g` and walks it from `left` to `right`, adding each pixel's
+/// nine terms to its sums in pixel order, with the 3x3 threshold windows
+/// sliding along the row in registers (one new column of three rows per
+/// plane and step): no local memory, no barrier. Buffers and scalars as
+/// [`FLOAT_ADM_CM`]'s, then the number of rows.
+pub static FLOAT_ADM_CM_ROWS: KernelSpec =
+    KernelSpec { name: "float_adm_cm_rows", family: "float_adm", workgroup: [8, 1, 1], buffers: 3, scalars: 14 };
+
+/// `adm_cm_rows` (kernels/adm.cl, shaders/adm_cm_rows.wgsl): [`ADM_CM`]'s
+/// CPU-driver shape ([`Shape::Rows`]), the same row sums. Work item
+/// `g < rows` (launch `[ceil(rows / 8), 1, 1]`) takes row `top + g` and
+/// walks it from `left` to `right`, the thresholds' 3x3 sums sliding along
+/// the row as three column sums: no local memory, no barrier. Buffers and
+/// scalars as [`ADM_CM`]'s, then the number of rows.
+pub static ADM_CM_ROWS: KernelSpec =
+    KernelSpec { name: "adm_cm_rows", family: "adm", workgroup: [8, 1, 1], buffers: 3, scalars: 16 };
+
+/// Outputs a work item of the `*_strips` wavelets walks along a band row.
+const STRIP: usize = 16;
+
+/// `adm_dwt0_strips` (kernels/adm.cl, shaders/adm_dwt0_strips.wgsl):
+/// [`ADM_DWT0`]'s CPU-driver shape ([`Shape::Rows`]), the same bands. With
+/// `strips = ceil(bw / 16)` a row, launch `[ceil(strips * bh / 8), 1, 2]`:
+/// work item x of image z walks outputs `(i, 16k)` to `(i, 16k + 15)`
+/// (those below bw) of row `i = x / strips`, strip `k = x % strips`,
+/// computing each column's vertical pass once (an output's last two
+/// columns are the next one's first two). Buffers and scalars as
+/// [`ADM_DWT0`]'s.
+pub static ADM_DWT0_STRIPS: KernelSpec =
+    KernelSpec { name: "adm_dwt0_strips", family: "adm", workgroup: [8, 1, 1], buffers: 3, scalars: 6 };
+
+/// `adm_dwt_strips` (kernels/adm.cl, shaders/adm_dwt_strips.wgsl):
+/// [`ADM_DWT`]'s CPU-driver shape, strips as [`ADM_DWT0_STRIPS`]'s.
+pub static ADM_DWT_STRIPS: KernelSpec =
+    KernelSpec { name: "adm_dwt_strips", family: "adm", workgroup: [8, 1, 1], buffers: 1, scalars: 6 };
+
+/// `float_adm_dwt0_strips` (kernels/float_adm.cl,
+/// shaders/float_adm_dwt0_strips.wgsl): [`FLOAT_ADM_DWT0`]'s CPU-driver
+/// shape, the same bits, strips as [`ADM_DWT0_STRIPS`]'s.
+pub static FLOAT_ADM_DWT0_STRIPS: KernelSpec =
+    KernelSpec { name: "float_adm_dwt0_strips", family: "float_adm", workgroup: [8, 1, 1], buffers: 3, scalars: 6 };
+
+/// `float_adm_dwt_strips` (kernels/float_adm.cl,
+/// shaders/float_adm_dwt_strips.wgsl): [`FLOAT_ADM_DWT`]'s CPU-driver
+/// shape, the same bits, strips as [`ADM_DWT0_STRIPS`]'s.
+pub static FLOAT_ADM_DWT_STRIPS: KernelSpec =
+    KernelSpec { name: "float_adm_dwt_strips", family: "float_adm", workgroup: [8, 1, 1], buffers: 1, scalars: 5 };
+
+pub static INTEGER_KERNELS: &[&KernelSpec] =
+    &[&ADM_DWT0, &ADM_DWT, &ADM_DECOUPLE, &ADM_CM, &ADM_CM_ROWS, &ADM_DWT0_STRIPS, &ADM_DWT_STRIPS];
+pub static FLOAT_KERNELS: &[&KernelSpec] = &[
+    &FLOAT_ADM_DWT0,
+    &FLOAT_ADM_DWT,
+    &FLOAT_ADM_DECOUPLE,
+    &FLOAT_ADM_CM,
+    &FLOAT_ADM_CM_ROWS,
+    &FLOAT_ADM_DWT0_STRIPS,
+    &FLOAT_ADM_DWT_STRIPS,
+];
+
+/// The kernels' two shapes, one contract and the same bits:
+/// [`Shape::Groups`] for GPUs (a work group per band row, local memory and
+/// barriers), [`Shape::Rows`] for CPU implementations of a GPU API (Mesa
+/// lavapipe, PoCL), where a barrier costs microseconds and a work item
+/// walking its row with its windows in registers is fastest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Groups,
+    Rows,
+}
+
+/// The environment variable that overrides [`Shape`]: `rows` or `groups`
+/// (a testing and diagnostic switch; unset or empty, the device type
+/// decides, see [`crate::features::gpu::shape_for_driver`]).
+pub const SHAPE_VAR: &str = "ULPGATE_ADM_SHAPE";
+
+/// The [`Shape`] for `gpu`'s device, or [`SHAPE_VAR`]'s choice.
+pub fn shape_for(gpu: &dyn Gpu) -> Result<Shape> {
+    crate::features::gpu::shape_for_driver(
+        gpu.device(),
+        SHAPE_VAR,
+        std::env::var_os(SHAPE_VAR).as_deref(),
+        ("rows", "a work item per band row", Shape::Rows),
+        ("groups", "a work group per band row", Shape::Groups),
+    )
+}
 
 /// Where each scale's data lie in the slot's buffers (elements of 4 bytes).
 #[derive(Debug, Clone)]
@@ -198,28 +285,56 @@ struct AdmGpu {
     layout: Layout,
     variant: Variant,
     kernels: [Kernel; 4],
+    shape: Shape,
     skip_scale0: bool,
     gain_limit: f64,
 }
 
 pub fn integer_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+    let shape = shape_for(gpu.as_ref())?;
+    integer_extractor_shaped(gpu, geometry, options, shape)
+}
+
+pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+    let shape = shape_for(gpu.as_ref())?;
+    float_extractor_shaped(gpu, geometry, options, shape)
+}
+
+/// [`integer_extractor`] with the kernels of `shape` (tests run both).
+pub fn integer_extractor_shaped(
+    gpu: Arc<dyn Gpu>,
+    geometry: &Geometry,
+    options: &Options,
+    shape: Shape,
+) -> Result<Box<dyn Extractor>> {
     let config = integer::Config::new(options)?;
     integer::check_geometry(geometry)?;
     let params = integer::ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);
-    let kernels = load(gpu.as_ref(), INTEGER_KERNELS)?;
+    let specs = match shape {
+        Shape::Groups => [&ADM_DWT0, &ADM_DWT, &ADM_DECOUPLE, &ADM_CM],
+        Shape::Rows => [&ADM_DWT0_STRIPS, &ADM_DWT_STRIPS, &ADM_DECOUPLE, &ADM_CM_ROWS],
+    };
+    let kernels = load(gpu.as_ref(), specs)?;
     let (skip_scale0, gain_limit) = (config.skip_scale0, config.enhn_gain_limit);
     let pipeline = AdmGpu {
         geometry: *geometry,
         layout: Layout::new(geometry, 10, skip_scale0),
         variant: Variant::Integer { config, params },
         kernels,
+        shape,
         skip_scale0,
         gain_limit,
     };
     GpuExtractor::boxed(gpu, pipeline)
 }
 
-pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+/// [`float_extractor`] with the kernels of `shape` (tests run both).
+pub fn float_extractor_shaped(
+    gpu: Arc<dyn Gpu>,
+    geometry: &Geometry,
+    options: &Options,
+    shape: Shape,
+) -> Result<Box<dyn Extractor>> {
     let config = float::Config::new(options)?;
     if let Some(why) = super::refuses_below(geometry, float::MIN_SIZE, "float_adm") {
         bail!("{why}");
@@ -227,20 +342,25 @@ pub fn float_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options
     // x86 libvmaf divides through rcpss: the kernels need this host's table.
     let exact_div = float::rcp::check_gpu_division()?.is_none();
     let params = float::ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);
-    let kernels = load(gpu.as_ref(), FLOAT_KERNELS)?;
+    let specs = match shape {
+        Shape::Groups => [&FLOAT_ADM_DWT0, &FLOAT_ADM_DWT, &FLOAT_ADM_DECOUPLE, &FLOAT_ADM_CM],
+        Shape::Rows => [&FLOAT_ADM_DWT0_STRIPS, &FLOAT_ADM_DWT_STRIPS, &FLOAT_ADM_DECOUPLE, &FLOAT_ADM_CM_ROWS],
+    };
+    let kernels = load(gpu.as_ref(), specs)?;
     let (skip_scale0, gain_limit) = (config.skip_scale0, config.enhn_gain_limit);
     let pipeline = AdmGpu {
         geometry: *geometry,
         layout: Layout::new(geometry, 18, skip_scale0),
         variant: Variant::Float { config, params, exact_div },
         kernels,
+        shape,
         skip_scale0,
         gain_limit,
     };
     GpuExtractor::boxed(gpu, pipeline)
 }
 
-fn load(gpu: &dyn Gpu, specs: &'static [&'static KernelSpec]) -> Result<[Kernel; 4]> {
+fn load(gpu: &dyn Gpu, specs: [&'static KernelSpec; 4]) -> Result<[Kernel; 4]> {
     Ok([gpu.load_kernel(specs[0])?, gpu.load_kernel(specs[1])?, gpu.load_kernel(specs[2])?, gpu.load_kernel(specs[3])?])
 }
 
@@ -257,6 +377,15 @@ impl AdmGpu {
     /// groups per row.
     fn pixels(region: Region) -> [u32; 3] {
         [groups_for(region.cols(), PIXELS_WG), region.rows() as u32, 1]
+    }
+
+    /// The wavelets' launch for bands of bw x bh: a work item per output
+    /// (64 a group), or per strip of [`STRIP`] outputs (8 a group).
+    fn wavelet(&self, bw: usize, bh: usize) -> [u32; 3] {
+        match self.shape {
+            Shape::Groups => [groups_for(bw, PIXELS_WG), bh as u32, 2],
+            Shape::Rows => [groups_for(bw.div_ceil(STRIP) * bh, ADM_DWT_STRIPS.workgroup[0]), 1, 2],
+        }
     }
 
     fn row_bytes(&self) -> usize {
@@ -311,7 +440,7 @@ impl GpuPipeline for AdmGpu {
         let s0 = l.scales[0];
         let (bw0, bh0) = s0.band();
         let lo_only = u32::from(self.skip_scale0);
-        let groups0 = [groups_for(bw0, PIXELS_WG), bh0 as u32, 2];
+        let groups0 = self.wavelet(bw0, bh0);
         let (reference, distorted, bands) =
             (Arg::Buffer(&b.reference), Arg::Buffer(&b.distorted), Arg::Buffer(&b.bands));
         let (w, h, bps) = (Arg::U32(g.width), Arg::U32(g.height), u(g.bytes_per_sample()));
@@ -337,7 +466,7 @@ impl GpuPipeline for AdmGpu {
             let scale = l.scales[s];
             let (bw, bh) = scale.band();
             if s > 0 {
-                let groups = [groups_for(bw, PIXELS_WG), bh as u32, 2];
+                let groups = self.wavelet(bw, bh);
                 let mut args = vec![bands, u(scale.w), u(scale.h), u(l.band_base[s - 1]), u(l.plane(s - 1))];
                 args.push(u(l.band_base[s]));
                 if !self.is_float() {
@@ -364,7 +493,13 @@ impl GpuPipeline for AdmGpu {
                     let [c0, c1, c2] = p.cm_shift_cub.map(Arg::U32);
                     let args = [bands, work, rows, u(bw), u(bh), base, u(c.top), u(c.left), u(c.right), u(s)];
                     let args = [&args[..], &[r0, r1, r2, c0, c1, c2, Arg::U32(p.den_shift_cub), rows_base]].concat();
-                    stream.dispatch(cm, [c.rows() as u32, 1, 1], &args)?;
+                    match self.shape {
+                        Shape::Groups => stream.dispatch(cm, [c.rows() as u32, 1, 1], &args)?,
+                        Shape::Rows => {
+                            let launch = [groups_for(c.rows(), ADM_CM_ROWS.workgroup[0]), 1, 1];
+                            stream.dispatch(cm, launch, &[&args[..], &[u(c.rows())]].concat())?
+                        }
+                    }
                 }
                 Variant::Float { config, params, exact_div } => {
                     let p = &params[s];
@@ -379,7 +514,13 @@ impl GpuPipeline for AdmGpu {
                     let flags = [Arg::U32(u32::from(config.bypass_cm)), Arg::U32(u32::from(config.cubes()))];
                     let args = [bands, work, rows, u(bw), u(bh), base, u(c.top), u(c.left), u(c.right), f0, f1, f2];
                     let args = [&args[..], &flags, &[Arg::F32(config.p_norm as f32), rows_base]].concat();
-                    stream.dispatch(cm, [c.rows() as u32, 1, 1], &args)?;
+                    match self.shape {
+                        Shape::Groups => stream.dispatch(cm, [c.rows() as u32, 1, 1], &args)?,
+                        Shape::Rows => {
+                            let launch = [groups_for(c.rows(), FLOAT_ADM_CM_ROWS.workgroup[0]), 1, 1];
+                            stream.dispatch(cm, launch, &[&args[..], &[u(c.rows())]].concat())?
+                        }
+                    }
                 }
             }
         }
@@ -430,6 +571,9 @@ mod tests {
         assert!(adm.contains(&format!("#define ADM_WG {}\n", ADM_CM.workgroup[0])));
         let fadm = crate::backend::kernels::source("float_adm").unwrap();
         assert!(fadm.contains(&format!("#define FADM_WG {}\n", FLOAT_ADM_CM.workgroup[0])));
+        // The strip wavelets walk STRIP outputs (the WGSL dialect's STRIP).
+        assert!(adm.contains(&format!("#define ADM_STRIP {STRIP}\n")));
+        assert!(fadm.contains(&format!("#define FADM_STRIP {STRIP}\n")));
     }
 
     #[test]

@@ -1,0 +1,112 @@
+// adm_dwt0_strips: adm_dwt0's CPU-driver shape (contract: ADM_DWT0_STRIPS
+// in src/features/adm/gpu.rs, C dialect in kernels/adm.cl; the same bits).
+// Work item x of image z walks outputs (i, 16k) .. (i, 16k + 15) (i, k:
+// x / strips, x % strips),
+// computing each column's vertical pass once: an output's last two columns
+// are the next one's first two.
+struct Params {
+    width: u32,
+    height: u32,
+    bytes_per_sample: u32,
+    bpc: u32,
+    out_base: u32,
+    lo_only: u32,
+}
+
+var<immediate> pc: Params;
+
+@group(0) @binding(0) var<storage, read> ref_words: array<u32>;
+@group(0) @binding(1) var<storage, read> dis_words: array<u32>;
+@group(0) @binding(2) var<storage, read_write> bands: array<i32>;
+
+const STRIP: u32 = 16u;
+
+fn mirror(x: i32, n: i32) -> i32 {
+    if (x < 0) {
+        return -x;
+    }
+    if (x >= n) {
+        return 2 * n - x - 1;
+    }
+    return x;
+}
+
+// A store to int16_t: the low 16 bits, sign-extended.
+fn i16(x: i32) -> i32 {
+    return (x << 16u) >> 16u;
+}
+
+fn sample(img: u32, i: u32) -> u32 {
+    var word: u32;
+    if (pc.bytes_per_sample == 1u) {
+        if (img == 0u) {
+            word = ref_words[i >> 2u];
+        } else {
+            word = dis_words[i >> 2u];
+        }
+        return (word >> ((i & 3u) * 8u)) & 0xffu;
+    }
+    if (img == 0u) {
+        word = ref_words[i >> 1u];
+    } else {
+        word = dis_words[i >> 1u];
+    }
+    return (word >> ((i & 1u) * 16u)) & 0xffffu;
+}
+
+// Column col's vertical pass (tmplo, tmphi): the Q15 db2 taps over the four
+// rows (uint32 sums, wrapping as C's int32 may), centred, rounded by bpc
+// bits into int16.
+fn vert(img: u32, rws: vec4<i32>, col: i32, add: i32, centre: u32) -> vec2<i32> {
+    let s0 = sample(img, u32(rws.x + col));
+    let s1 = sample(img, u32(rws.y + col));
+    let s2 = sample(img, u32(rws.z + col));
+    let s3 = sample(img, u32(rws.w + col));
+    let acc_lo = 15826u * s0 + 27411u * s1 + 7345u * s2 + bitcast<u32>(-4240i) * s3;
+    let acc_hi = bitcast<u32>(-4240i) * s0 + bitcast<u32>(-7345i) * s1 + 27411u * s2 + bitcast<u32>(-15826i) * s3;
+    return vec2<i32>(i16((bitcast<i32>(acc_lo - centre) + add) >> pc.bpc), i16((bitcast<i32>(acc_hi) + add) >> pc.bpc));
+}
+
+@compute @workgroup_size(8, 1, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
+    let w = i32(pc.width);
+    let h = i32(pc.height);
+    let bw = (w + 1) / 2;
+    let bh = (h + 1) / 2;
+    // Work item x takes strip x % strips of row x / strips: every lane busy.
+    let strips = (bw + i32(STRIP) - 1) / i32(STRIP);
+    let x = i32(gid.x);
+    if (x >= strips * bh) {
+        return;
+    }
+    let i = x / strips;
+    let first = (x % strips) * i32(STRIP);
+    let img = wid.z;
+    let last = min(first + i32(STRIP), bw);
+    let rws = vec4<i32>(mirror(2 * i - 1, h) * w, mirror(2 * i, h) * w, mirror(2 * i + 1, h) * w, mirror(2 * i + 2, h) * w);
+    let add = 1 << (pc.bpc - 1u);
+    // dwt2_db2_coeffs_lo_sum * add_shift_VP centres the samples.
+    let centre = 46342u * u32(add);
+    var c0 = vert(img, rws, mirror(2 * first - 1, w), add, centre);
+    var c1 = vert(img, rws, mirror(2 * first, w), add, centre);
+    let plane = u32(bw * bh);
+    var o = pc.out_base + img * 4u * plane + u32(i * bw + first);
+    for (var j = first; j < last; j++) {
+        let c2 = vert(img, rws, mirror(2 * j + 1, w), add, centre);
+        let c3 = vert(img, rws, mirror(2 * j + 2, w), add, centre);
+        // lo taps 15826, 27411, 7345, -4240; hi -4240, -7345, 27411, -15826.
+        let a = 32768 + 15826 * c0.x + 27411 * c1.x + 7345 * c2.x + -4240 * c3.x;
+        bands[o] = i16(a >> 16u);
+        if (pc.lo_only == 0u) {
+            let v = 32768 + -4240 * c0.x + -7345 * c1.x + 27411 * c2.x + -15826 * c3.x;
+            let hh = 32768 + 15826 * c0.y + 27411 * c1.y + 7345 * c2.y + -4240 * c3.y;
+            let d = 32768 + -4240 * c0.y + -7345 * c1.y + 27411 * c2.y + -15826 * c3.y;
+            bands[o + plane] = i16(hh >> 16u);
+            bands[o + 2u * plane] = i16(v >> 16u);
+            bands[o + 3u * plane] = i16(d >> 16u);
+        }
+        c0 = c2;
+        c1 = c3;
+        o += 1u;
+    }
+}
