@@ -68,7 +68,8 @@ pub static DOWNSAMPLE_XYB: KernelSpec = KernelSpec {
 /// dist * dist, ref * dist of `xyb`, each product rounded to f32) into
 /// `rows` plane `5c + k`, as [`super::blur::RecursiveGaussian::blur_line`]
 /// computes it. Buffers: xyb (six planes), rows (fifteen planes). Scalars:
-/// width, height, n2[0..3], d1[0..3] (f32), radius.
+/// width, height, n2[0..3], d1[0..3] (f32), radius (5, ssimulacra2's only
+/// one: the GLSL dialect unrolls its ring of the last 2 * radius samples).
 pub static BLUR_ROWS: KernelSpec =
     KernelSpec { name: "ssimulacra2_blur_rows", family: "ssimulacra2", workgroup: [64, 1, 1], buffers: 2, scalars: 9 };
 
@@ -81,7 +82,7 @@ pub static BLUR_ROWS: KernelSpec =
 /// [`super::maps::add_row`] sums them: d, d^4, artifact, artifact^4, detail
 /// lost, detail lost^4 into `sums[base + (6c + j) * stride + x]`. Buffers:
 /// xyb, rows, sums (f64). Scalars: width, height, n2[0..3], d1[0..3],
-/// radius, base, stride.
+/// radius (5, as [`BLUR_ROWS`]), base, stride.
 pub static BLUR_COLUMNS_MAPS: KernelSpec = KernelSpec {
     name: "ssimulacra2_blur_columns_maps",
     family: "ssimulacra2",
@@ -122,6 +123,9 @@ pub(super) fn extractor(gpu: Arc<dyn Gpu>, params: Params) -> Result<Box<dyn Ext
         "ssimulacra2 on the GPU takes frames up to 286 million pixels, got {}",
         params.geometry
     );
+    let rg = RecursiveGaussian::ssimulacra2();
+    // The GLSL blur kernels keep 2 * radius samples in registers, unrolled.
+    ensure!(rg.radius == 5, "the ssimulacra2 blur kernels take radius 5, got {}", rg.radius);
     let kernels = [&LINEAR_XYB, &DOWNSAMPLE_XYB, &BLUR_ROWS, &BLUR_COLUMNS_MAPS, &SUM_COLUMNS]
         .map(|spec| gpu.load_kernel(spec))
         .into_iter()
@@ -130,7 +134,7 @@ pub(super) fn extractor(gpu: Arc<dyn Gpu>, params: Params) -> Result<Box<dyn Ext
         kernels,
         conv: YuvToRgb::new(params.matrix, params.geometry.bit_depth),
         opsin: Opsin::default(),
-        rg: RecursiveGaussian::ssimulacra2(),
+        rg,
         scales: scales(w, h),
         geometry: params.geometry,
     };
