@@ -39,18 +39,22 @@ int mirror(int i, int n) {
 }
 
 // The strip shape: column x, rows y0..y1 - 1 of picture z, k = 9, factor 2.
-// win[9 v + u] holds window row v, column u; the taps and the mirrored
-// columns are read once.
+// win[v][u] holds window row v, column u; the taps and the mirrored
+// columns are read once. Every loop runs a constant 2, 7 or 9 times, so
+// the driver unrolls it and the arrays stay in registers (a long loop that
+// indexes them would not be unrolled, and the arrays go to memory).
 void strips(uint x, uint y0, uint z) {
     int w = int(pc.width);
     int h = int(pc.height);
     uint base = z * pc.width * pc.height;
     uint y1 = min(y0 + pc.strip, pc.out_height);
-    float t[81];
-    float win[81];
+    float t[9][9];
+    float win[9][9];
     uint col[9];
-    for (int i = 0; i < 81; i++) {
-        t[i] = taps[i];
+    for (int v = 0; v < 9; v++) {
+        for (int u = 0; u < 9; u++) {
+            t[v][u] = taps[9 * v + u];
+        }
     }
     int cx = int(x * 2u) - 4;
     for (int u = 0; u < 9; u++) {
@@ -62,24 +66,28 @@ void strips(uint x, uint y0, uint z) {
     for (int v = 0; v < 7; v++) {
         uint row = base + uint(mirror(cy0 + v, h)) * pc.width;
         for (int u = 0; u < 9; u++) {
-            win[9 * (v + 2) + u] = src[row + col[u]];
+            win[v + 2][u] = src[row + col[u]];
         }
     }
     for (uint y = y0; y < y1; y++) {
         int cy = int(y * 2u) - 4;
-        for (int i = 0; i < 63; i++) {
-            win[i] = win[i + 18];
+        for (int v = 0; v < 7; v++) {
+            for (int u = 0; u < 9; u++) {
+                win[v][u] = win[v + 2][u];
+            }
         }
         for (int v = 7; v < 9; v++) {
             uint row = base + uint(mirror(cy + v, h)) * pc.width;
             for (int u = 0; u < 9; u++) {
-                win[9 * v + u] = src[row + col[u]];
+                win[v][u] = src[row + col[u]];
             }
         }
         double sum = double(0.0);
-        for (int i = 0; i < 81; i++) {
-            float p = win[i] * t[i];
-            sum += double(p);
+        for (int v = 0; v < 9; v++) {
+            for (int u = 0; u < 9; u++) {
+                float p = win[v][u] * t[v][u];
+                sum += double(p);
+            }
         }
         dst[z * pc.out_width * pc.out_height + y * pc.out_width + x] = float(sum);
     }
