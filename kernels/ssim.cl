@@ -94,17 +94,22 @@ FUNC void ssim_decimate_strip(GLOBAL const float *src, GLOBAL float *dst, GLOBAL
     }
 }
 
-KERNEL ssim_decimate(GLOBAL const float *src, GLOBAL float *dst, GLOBAL const float *taps, ulp_u32 width,
-                     ulp_u32 height, ulp_u32 out_width, ulp_u32 out_height, ulp_u32 factor, ulp_u32 k, ulp_u32 strip)
+KERNEL ssim_decimate_strips(GLOBAL const float *src, GLOBAL float *dst, GLOBAL const float *taps, ulp_u32 width,
+                            ulp_u32 height, ulp_u32 out_width, ulp_u32 out_height, ulp_u32 factor, ulp_u32 k,
+                            ulp_u32 strip)
 {
-    /* strip > 1 (the CPU drivers' shape, 9x9 at factor 2 only): outputs y =
-     * strip * GLOBAL_ID(1) + j down column x. */
-    if (strip > 1u) {
-        const ulp_u32 sx = GLOBAL_ID(0), sy = GLOBAL_ID(1) * strip;
-        if (sx < out_width && sy < out_height)
-            ssim_decimate_strip(src, dst, taps, width, height, out_width, out_height, strip, sx, sy, GLOBAL_ID(2));
-        return;
-    }
+    /* ssim_decimate's CPU-driver shape (9x9 at factor 2 only): outputs y =
+     * strip * GLOBAL_ID(1) + j down column x; factor and k are 2 and 9. */
+    (void)factor;
+    (void)k;
+    const ulp_u32 sx = GLOBAL_ID(0), sy = GLOBAL_ID(1) * strip;
+    if (sx < out_width && sy < out_height)
+        ssim_decimate_strip(src, dst, taps, width, height, out_width, out_height, strip, sx, sy, GLOBAL_ID(2));
+}
+
+KERNEL ssim_decimate(GLOBAL const float *src, GLOBAL float *dst, GLOBAL const float *taps, ulp_u32 width,
+                     ulp_u32 height, ulp_u32 out_width, ulp_u32 out_height, ulp_u32 factor, ulp_u32 k)
+{
     const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1), z = GLOBAL_ID(2);
     if (x >= out_width || y >= out_height)
         return;

@@ -24,11 +24,6 @@ layout(push_constant) uniform Params {
     uint out_height;
     uint factor;
     uint k;
-    // Outputs per invocation, down a column: y = strip * gid.y + j, j <
-    // strip (the CPU drivers' shape; 1 on GPUs). Above 1 only for the 9x9
-    // filter at factor 2: the window's rows then move down two at a time,
-    // each sample read once. Every output's operations are the same.
-    uint strip;
 } pc;
 
 // KBND_SYMMETRIC, clamped afterwards (in bounds whatever the size; the
@@ -38,70 +33,7 @@ int mirror(int i, int n) {
     return clamp(m, 0, n - 1);
 }
 
-// The strip shape: column x, rows y0..y1 - 1 of picture z, k = 9, factor 2.
-// win[v][u] holds window row v, column u; the taps and the mirrored
-// columns are read once. Every loop runs a constant 2, 7 or 9 times, so
-// the driver unrolls it and the arrays stay in registers (a long loop that
-// indexes them would not be unrolled, and the arrays go to memory).
-void strips(uint x, uint y0, uint z) {
-    int w = int(pc.width);
-    int h = int(pc.height);
-    uint base = z * pc.width * pc.height;
-    uint y1 = min(y0 + pc.strip, pc.out_height);
-    float t[9][9];
-    float win[9][9];
-    uint col[9];
-    for (int v = 0; v < 9; v++) {
-        for (int u = 0; u < 9; u++) {
-            t[v][u] = taps[9 * v + u];
-        }
-    }
-    int cx = int(x * 2u) - 4;
-    for (int u = 0; u < 9; u++) {
-        col[u] = uint(mirror(cx + u, w));
-    }
-    // Rows 2..8 of the window before the first step (0..6 of the first
-    // output's window); each step shifts two rows out and reads two.
-    int cy0 = int(y0 * 2u) - 4;
-    for (int v = 0; v < 7; v++) {
-        uint row = base + uint(mirror(cy0 + v, h)) * pc.width;
-        for (int u = 0; u < 9; u++) {
-            win[v + 2][u] = src[row + col[u]];
-        }
-    }
-    for (uint y = y0; y < y1; y++) {
-        int cy = int(y * 2u) - 4;
-        for (int v = 0; v < 7; v++) {
-            for (int u = 0; u < 9; u++) {
-                win[v][u] = win[v + 2][u];
-            }
-        }
-        for (int v = 7; v < 9; v++) {
-            uint row = base + uint(mirror(cy + v, h)) * pc.width;
-            for (int u = 0; u < 9; u++) {
-                win[v][u] = src[row + col[u]];
-            }
-        }
-        double sum = double(0.0);
-        for (int v = 0; v < 9; v++) {
-            for (int u = 0; u < 9; u++) {
-                float p = win[v][u] * t[v][u];
-                sum += double(p);
-            }
-        }
-        dst[z * pc.out_width * pc.out_height + y * pc.out_width + x] = float(sum);
-    }
-}
-
 void main() {
-    if (pc.strip > 1u) {
-        uint sx = gl_GlobalInvocationID.x;
-        uint sy = gl_GlobalInvocationID.y * pc.strip;
-        if (sx < pc.out_width && sy < pc.out_height) {
-            strips(sx, sy, gl_GlobalInvocationID.z);
-        }
-        return;
-    }
     uint x = gl_GlobalInvocationID.x;
     uint y = gl_GlobalInvocationID.y;
     uint z = gl_GlobalInvocationID.z;

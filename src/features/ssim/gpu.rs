@@ -34,14 +34,20 @@ pub static SSIM_CONVERT: KernelSpec =
 /// `ssim_decimate`: iqa `_iqa_decimate` of both pictures of a pair (z = 0
 /// reference, 1 distorted): output `(x, y)` is the k x k window at `(x f,
 /// y f)` from `-k/2`, mirrored (KBND_SYMMETRIC), `sum += (double)(sample *
-/// tap)` over rows then columns, `(float)sum`. Work item `(x, i, z)`
-/// writes rows `y = strip i + j`, `j < strip`, of column x (strip above 1
-/// only with k = 9 and f = 2; [`Shape`]). Launch `[⌈sw/16⌉,
-/// ⌈⌈sh/strip⌉/16⌉, 2]`. Buffers: source pair (w x h), destination pair
-/// (sw x sh), taps (k x k f32, row-major). Scalars: w, h, sw, sh, factor
-/// f, k, strip.
+/// tap)` over rows then columns, `(float)sum`. Launch `[⌈sw/16⌉, ⌈sh/16⌉,
+/// 2]`. Buffers: source pair (w x h), destination pair (sw x sh), taps
+/// (k x k f32, row-major). Scalars: w, h, sw, sh, factor f, k.
 pub static SSIM_DECIMATE: KernelSpec =
-    KernelSpec { name: "ssim_decimate", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 7 };
+    KernelSpec { name: "ssim_decimate", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 6 };
+
+/// `ssim_decimate_strips`: [`SSIM_DECIMATE`]'s outputs for k = 9 and f = 2
+/// only (ms_ssim's filter), in the CPU drivers' shape ([`Shape`]): work
+/// item `(x, i, z)` writes rows `y = strip i + j`, `j < strip`, of column
+/// x, the window moving down two rows a step. Launch `[⌈sw/16⌉,
+/// ⌈⌈sh/strip⌉/16⌉, 2]`. Buffers as `ssim_decimate`; scalars as it, then
+/// strip.
+pub static SSIM_DECIMATE_STRIPS: KernelSpec =
+    KernelSpec { name: "ssim_decimate_strips", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 7 };
 
 /// `ssim_horizontal`: `_iqa_convolve`'s horizontal pass over the five
 /// pictures r, d, r r, d d, r d (products rounded to f32) of a pair: plane
@@ -68,7 +74,8 @@ pub static SSIM_VERTICAL: KernelSpec =
     KernelSpec { name: "ssim_vertical", family: "ssim", workgroup: [64, 4, 1], buffers: 3, scalars: 8 };
 
 /// How many adjacent outputs one work item of `ssim_horizontal`,
-/// `ssim_vertical` and (ms_ssim's 9x9 filter) `ssim_decimate` writes. On GPUs one (parallel over pixels, coalesced
+/// `ssim_vertical` and (ms_ssim's 9x9 filter, `ssim_decimate_strips`)
+/// `ssim_decimate` writes. On GPUs one (parallel over pixels, coalesced
 /// reads); on CPU drivers (lavapipe, PoCL), which run 8 work items per SIMD
 /// op and read storage buffers lane by lane, a strip that reads each input
 /// once into a sliding window (11x fewer reads per output in the
@@ -142,8 +149,8 @@ pub enum Totals {
 }
 
 /// Every kernel of the pipeline.
-pub static KERNELS: [&KernelSpec; 6] =
-    [&SSIM_CONVERT, &SSIM_DECIMATE, &SSIM_HORIZONTAL, &SSIM_VERTICAL, &SSIM_ROWS, &SSIM_TOTAL];
+pub static KERNELS: [&KernelSpec; 7] =
+    [&SSIM_CONVERT, &SSIM_DECIMATE, &SSIM_HORIZONTAL, &SSIM_VERTICAL, &SSIM_ROWS, &SSIM_TOTAL, &SSIM_DECIMATE_STRIPS];
 
 /// The metrics of a map, in the order the terms are laid out (`mask` bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -214,6 +221,8 @@ pub struct SsimGpu {
     partials_len: usize,
     planes_len: usize,
     kernels: [Kernel; 6],
+    /// `ssim_decimate_strips`, loaded in the strip shape only.
+    decimate_strips: Option<Kernel>,
     strip: usize,
     totals: Totals,
     record: Record,
@@ -241,6 +250,10 @@ impl SsimGpu {
             None => shape_for(gpu.device(), std::env::var_os(SHAPE_VAR).as_deref())?,
         };
         let strip = shape.strip();
+        let decimate_strips = match shape {
+            Shape::Strips => Some(gpu.load_kernel(&SSIM_DECIMATE_STRIPS)?),
+            Shape::Pixels => None,
+        };
         let (mut terms_len, mut partials_len, mut planes_len, mut entries) = (0, 0, 0, 0);
         let mut maps = Vec::new();
         for (level, metrics) in &plan.maps {
@@ -275,6 +288,7 @@ impl SsimGpu {
             partials_len,
             planes_len,
             kernels,
+            decimate_strips,
             strip,
             totals,
             record,
@@ -365,23 +379,27 @@ impl GpuPipeline for SsimGpu {
             if sw == 0 || sh == 0 {
                 continue;
             }
-            // The strip path of the kernel is written for ms_ssim's filter.
-            let strip = if self.plan.k == 9 && self.plan.factor == 2 { self.strip } else { 1 };
+            // The strip kernel is written for ms_ssim's filter.
+            let strips = self.decimate_strips.as_ref().filter(|_| self.plan.k == 9 && self.plan.factor == 2);
+            let strip = if strips.is_some() { self.strip } else { 1 };
+            let mut args = vec![
+                Arg::Buffer(&b.levels[k - 1]),
+                Arg::Buffer(&b.levels[k]),
+                Arg::Buffer(&b.decimation),
+                Arg::U32(pw as u32),
+                Arg::U32(ph as u32),
+                Arg::U32(sw as u32),
+                Arg::U32(sh as u32),
+                Arg::U32(self.plan.factor as u32),
+                Arg::U32(self.plan.k as u32),
+            ];
+            if strips.is_some() {
+                args.push(Arg::U32(strip as u32));
+            }
             stream.dispatch(
-                decimate,
+                strips.unwrap_or(decimate),
                 [groups_for(sw, 16), groups_for(sh.div_ceil(strip), 16), 2],
-                &[
-                    Arg::Buffer(&b.levels[k - 1]),
-                    Arg::Buffer(&b.levels[k]),
-                    Arg::Buffer(&b.decimation),
-                    Arg::U32(pw as u32),
-                    Arg::U32(ph as u32),
-                    Arg::U32(sw as u32),
-                    Arg::U32(sh as u32),
-                    Arg::U32(self.plan.factor as u32),
-                    Arg::U32(self.plan.k as u32),
-                    Arg::U32(strip as u32),
-                ],
+                &args,
             )?;
         }
         let (c1, c2, c3) = constants();
