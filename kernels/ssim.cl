@@ -55,6 +55,58 @@ FUNC int ssim_mirror(int i, int n)
  * 1) for picture z: the k x k window at (x * factor, y * factor) from
  * -k/2, mirrored, sum += (double)(sample * tap) rows then columns.
  * --------------------------------------------------------------------- */
+/* The strip shape of ssim_decimate: column x, rows y0.. of picture z, k =
+ * 9, factor 2; win[9 v + u] holds window row v, column u, moving down two
+ * rows a step, each sample read once. */
+FUNC void ssim_decimate_strip(GLOBAL const float *src, GLOBAL float *dst, GLOBAL const float *taps, ulp_u32 width,
+                              ulp_u32 height, ulp_u32 out_width, ulp_u32 out_height, ulp_u32 strip, ulp_u32 x,
+                              ulp_u32 y0, ulp_u32 z)
+{
+    const int w = (int)width, h = (int)height;
+    const ulp_u32 base = z * width * height;
+    const ulp_u32 y1 = y0 + strip < out_height ? y0 + strip : out_height;
+    float t[81], win[81];
+    ulp_u32 col[9];
+    for (int i = 0; i < 81; i++)
+        t[i] = taps[i];
+    const int cx = (int)(x * 2u) - 4;
+    for (int u = 0; u < 9; u++)
+        col[u] = (ulp_u32)ssim_mirror(cx + u, w);
+    const int cy0 = (int)(y0 * 2u) - 4;
+    for (int v = 0; v < 7; v++) {
+        const ulp_u32 row = base + (ulp_u32)ssim_mirror(cy0 + v, h) * width;
+        for (int u = 0; u < 9; u++)
+            win[9 * (v + 2) + u] = src[row + col[u]];
+    }
+    for (ulp_u32 y = y0; y < y1; y++) {
+        const int cy = (int)(y * 2u) - 4;
+        for (int i = 0; i < 63; i++)
+            win[i] = win[i + 18];
+        for (int v = 7; v < 9; v++) {
+            const ulp_u32 row = base + (ulp_u32)ssim_mirror(cy + v, h) * width;
+            for (int u = 0; u < 9; u++)
+                win[9 * v + u] = src[row + col[u]];
+        }
+        double sum = 0.0;
+        for (int i = 0; i < 81; i++)
+            sum = SSIM_DADD(sum, (double)MUL_RN(win[i], t[i]));
+        dst[z * out_width * out_height + y * out_width + x] = (float)sum;
+    }
+}
+
+KERNEL ssim_decimate_strips(GLOBAL const float *src, GLOBAL float *dst, GLOBAL const float *taps, ulp_u32 width,
+                            ulp_u32 height, ulp_u32 out_width, ulp_u32 out_height, ulp_u32 factor, ulp_u32 k,
+                            ulp_u32 strip)
+{
+    /* ssim_decimate's CPU-driver shape (9x9 at factor 2 only): outputs y =
+     * strip * GLOBAL_ID(1) + j down column x; factor and k are 2 and 9. */
+    (void)factor;
+    (void)k;
+    const ulp_u32 sx = GLOBAL_ID(0), sy = GLOBAL_ID(1) * strip;
+    if (sx < out_width && sy < out_height)
+        ssim_decimate_strip(src, dst, taps, width, height, out_width, out_height, strip, sx, sy, GLOBAL_ID(2));
+}
+
 KERNEL ssim_decimate(GLOBAL const float *src, GLOBAL float *dst, GLOBAL const float *taps, ulp_u32 width,
                      ulp_u32 height, ulp_u32 out_width, ulp_u32 out_height, ulp_u32 factor, ulp_u32 k)
 {
@@ -80,25 +132,46 @@ KERNEL ssim_decimate(GLOBAL const float *src, GLOBAL float *dst, GLOBAL const fl
  * taps[t]), t = 0..11 in order.
  * --------------------------------------------------------------------- */
 KERNEL ssim_horizontal(GLOBAL const float *pictures, GLOBAL const float *taps, GLOBAL float *planes, ulp_u32 width,
-                       ulp_u32 height)
+                       ulp_u32 height, ulp_u32 strip)
 {
-    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    /* Outputs x = strip * GLOBAL_ID(0) + j, j < strip, each input read once
+     * into a sliding window (strip 1 on GPUs). */
+    const ulp_u32 y = GLOBAL_ID(1), x0 = GLOBAL_ID(0) * strip;
     const ulp_u32 mw = width - 10u;
-    if (x >= mw || y >= height)
+    if (x0 >= mw || y >= height)
         return;
-    const ulp_u32 r0 = y * width + x, d0 = width * height + r0;
-    double s[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
-    for (ulp_u32 t = 0; t < 11u; t++) {
-        const float k = taps[t], r = pictures[r0 + t], d = pictures[d0 + t];
-        const float v[5] = {r, d, MUL_RN(r, r), MUL_RN(d, d), MUL_RN(r, d)};
+    const ulp_u32 x1 = x0 + strip < mw ? x0 + strip : mw;
+    const ulp_u32 r0 = y * width, d0 = width * height + r0, plane = mw * height;
+    float k[11], r[11], d[11];
+#pragma unroll
+    for (int t = 0; t < 11; t++)
+        k[t] = taps[t];
+#pragma unroll
+    for (int t = 0; t < 10; t++) {
+        r[t + 1] = pictures[r0 + x0 + (ulp_u32)t];
+        d[t + 1] = pictures[d0 + x0 + (ulp_u32)t];
+    }
+    for (ulp_u32 x = x0; x < x1; x++) {
+#pragma unroll
+        for (int t = 0; t < 10; t++) {
+            r[t] = r[t + 1];
+            d[t] = d[t + 1];
+        }
+        r[10] = pictures[r0 + x + 10u];
+        d[10] = pictures[d0 + x + 10u];
+        double s[5] = {0.0, 0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+        for (int t = 0; t < 11; t++) {
+            const float v[5] = {r[t], d[t], MUL_RN(r[t], r[t]), MUL_RN(d[t], d[t]), MUL_RN(r[t], d[t])};
+#pragma unroll
+            for (int p = 0; p < 5; p++)
+                s[p] = SSIM_DADD(s[p], (double)MUL_RN(v[p], k[t]));
+        }
+        const ulp_u32 o = y * mw + x;
 #pragma unroll
         for (int p = 0; p < 5; p++)
-            s[p] = SSIM_DADD(s[p], (double)MUL_RN(v[p], k));
+            planes[(ulp_u32)p * plane + o] = (float)s[p];
     }
-    const ulp_u32 plane = mw * height, o = y * mw + x;
-#pragma unroll
-    for (int p = 0; p < 5; p++)
-        planes[p * plane + o] = (float)s[p];
 }
 
 /* a / b correctly rounded (ties to even): the dialects' divisions are. */
@@ -113,22 +186,9 @@ FUNC double ssim_div(double a, double b)
  * pixel_terms), written for each metric of mask (bit 0: l*c*s, 1: l, 2:
  * c, 3: s) at terms[terms_offset + k * n + y * width + x].
  * --------------------------------------------------------------------- */
-KERNEL ssim_vertical(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms, ulp_u32 width,
-                     ulp_u32 rows, ulp_u32 mask, ulp_u32 terms_offset, float c1, float c2, float c3)
+FUNC void ssim_terms(const float *f, GLOBAL double *terms, ulp_u32 x, ulp_u32 y, ulp_u32 width, ulp_u32 rows,
+                     ulp_u32 mask, ulp_u32 terms_offset, float c1, float c2, float c3)
 {
-    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
-    if (x >= width || y >= rows)
-        return;
-    const ulp_u32 plane = width * (rows + 10u);
-    float f[5];
-#pragma unroll
-    for (int p = 0; p < 5; p++) {
-        double sum = 0.0;
-        const ulp_u32 base = (ulp_u32)p * plane + y * width + x;
-        for (ulp_u32 t = 0; t < 11u; t++)
-            sum = SSIM_DADD(sum, (double)MUL_RN(planes[base + t * width], taps[t]));
-        f[p] = (float)sum;
-    }
     const float mu1 = f[0], mu2 = f[1];
     float s11 = SUB_RN(f[2], MUL_RN(mu1, mu1));
     float s22 = SUB_RN(f[3], MUL_RN(mu2, mu2));
@@ -161,6 +221,44 @@ KERNEL ssim_vertical(GLOBAL const float *planes, GLOBAL const float *taps, GLOBA
     }
     if (mask & 8u)
         terms[o] = s;
+}
+
+KERNEL ssim_vertical(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms, ulp_u32 width,
+                     ulp_u32 rows, ulp_u32 mask, ulp_u32 terms_offset, float c1, float c2, float c3, ulp_u32 strip)
+{
+    /* Rows y = strip * GLOBAL_ID(1) + j, j < strip, each plane value read
+     * once into a sliding window (strip 1 on GPUs). */
+    const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * strip;
+    if (x >= width || y0 >= rows)
+        return;
+    const ulp_u32 y1 = y0 + strip < rows ? y0 + strip : rows;
+    const ulp_u32 plane = width * (rows + 10u);
+    float k[11], win[5][11];
+#pragma unroll
+    for (int t = 0; t < 11; t++)
+        k[t] = taps[t];
+#pragma unroll
+    for (int p = 0; p < 5; p++) {
+#pragma unroll
+        for (int t = 0; t < 10; t++)
+            win[p][t + 1] = planes[(ulp_u32)p * plane + (y0 + (ulp_u32)t) * width + x];
+    }
+    for (ulp_u32 y = y0; y < y1; y++) {
+        float f[5];
+#pragma unroll
+        for (int p = 0; p < 5; p++) {
+#pragma unroll
+            for (int t = 0; t < 10; t++)
+                win[p][t] = win[p][t + 1];
+            win[p][10] = planes[(ulp_u32)p * plane + (y + 10u) * width + x];
+            double sum = 0.0;
+#pragma unroll
+            for (int t = 0; t < 11; t++)
+                sum = SSIM_DADD(sum, (double)MUL_RN(win[p][t], k[t]));
+            f[p] = (float)sum;
+        }
+        ssim_terms(f, terms, x, y, width, rows, mask, terms_offset, c1, c2, c3);
+    }
 }
 
 /* ---------------------------------------------------------------------

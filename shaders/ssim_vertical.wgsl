@@ -35,6 +35,10 @@ struct Params {
     c1: f32,
     c2: f32,
     c3: f32,
+    // Rows per invocation: y = strip * gid.y + j, j < strip, top to
+    // bottom, each plane value read once into a sliding window (the CPU
+    // drivers' shape; 1 on GPUs). Every term's operations are the same.
+    strip: u32,
 }
 
 @group(0) @binding(0) var<storage, read> planes: array<f32>;
@@ -130,24 +134,9 @@ fn sqrt_rn(x: f32) -> f32 {
     return r;
 }
 
-@compute @workgroup_size(64, 4, 1)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let x = gid.x;
-    let y = gid.y;
-    if (x >= pc.width || y >= pc.rows) {
-        return;
-    }
-    let plane = pc.width * (pc.rows + 10u);
-    var f: array<f32, 5>;
-    for (var p = 0u; p < 5u; p++) {
-        var sum = 0.0lf;
-        let base = p * plane + y * pc.width + x;
-        for (var t = 0u; t < 11u; t++) {
-            let v = planes[base + t * pc.width] * taps[t];
-            sum = sum + f64(v);
-        }
-        f[p] = f32(sum);
-    }
+// The pixel's terms from its five filtered values, written for each metric
+// of the mask.
+fn write_terms(f: array<f32, 5>, x: u32, y: u32) {
     let mu1 = f[0];
     let mu2 = f[1];
     var s11 = f[2] - mu1 * mu1;
@@ -178,5 +167,43 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     if ((pc.mask & 8u) != 0u) {
         terms[o] = s;
+    }
+}
+
+@compute @workgroup_size(64, 4, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let x = gid.x;
+    let y0 = gid.y * pc.strip;
+    if (x >= pc.width || y0 >= pc.rows) {
+        return;
+    }
+    let y1 = min(y0 + pc.strip, pc.rows);
+    let plane = pc.width * (pc.rows + 10u);
+    var k: array<f32, 11>;
+    for (var t = 0u; t < 11u; t++) {
+        k[t] = taps[t];
+    }
+    // Plane p's window at win[11 p ..]: slots 1..10 hold rows y0..y0+9;
+    // each step shifts and reads one row.
+    var win: array<f32, 55>;
+    for (var p = 0u; p < 5u; p++) {
+        for (var t = 0u; t < 10u; t++) {
+            win[11u * p + t + 1u] = planes[p * plane + (y0 + t) * pc.width + x];
+        }
+    }
+    for (var y = y0; y < y1; y++) {
+        var f: array<f32, 5>;
+        for (var p = 0u; p < 5u; p++) {
+            for (var t = 0u; t < 10u; t++) {
+                win[11u * p + t] = win[11u * p + t + 1u];
+            }
+            win[11u * p + 10u] = planes[p * plane + (y + 10u) * pc.width + x];
+            var sum = 0.0lf;
+            for (var t = 0u; t < 11u; t++) {
+                sum = sum + f64(win[11u * p + t] * k[t]);
+            }
+            f[p] = f32(sum);
+        }
+        write_terms(f, x, y);
     }
 }

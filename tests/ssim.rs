@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 use ulpgate::backend::gpu::Gpu;
-use ulpgate::features::ssim::gpu::Totals;
+use ulpgate::features::ssim::gpu::{Shape, Totals};
 use ulpgate::features::ssim::{self, float_ssim, ms_ssim};
 use ulpgate::features::{Extractor, Options, run_extractor};
 use ulpgate::fixture::{Chroma, Frame, Geometry, LoadedFixture, Samples};
@@ -47,18 +47,23 @@ fn options(pairs: &[(&str, serde_json::Value)]) -> Options {
     pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
 }
 
-type GpuFactory = fn(Arc<dyn Gpu>, &Geometry, &Options, Totals) -> anyhow::Result<Box<dyn Extractor>>;
+type GpuFactory = fn(Arc<dyn Gpu>, &Geometry, &Options, Totals, Option<Shape>) -> anyhow::Result<Box<dyn Extractor>>;
 
 /// CPU reference and GPU pipeline over a fixture: every metric the options
-/// ask for, every frame, the same bits (NaN where the CPU has NaN).
+/// ask for, every frame, the same bits (NaN where the CPU has NaN), in
+/// both shapes of the filter kernels.
 fn assert_bit_identical(feature: &str, fx: &LoadedFixture, options: &Options, totals: Totals) {
     let imp = ulpgate::features::find(feature).expect("implemented");
     let gpu_factory: GpuFactory =
         if feature == "float_ssim" { float_ssim::gpu_pipeline } else { ms_ssim::gpu_pipeline };
     let cpu = run_extractor((imp.cpu)(&fx.geometry, options).expect("cpu"), fx, &|| {}).expect("cpu scores");
-    for (backend, gpu) in common::software_gpus() {
-        let what = format!("{feature} {options:?} {totals:?} on {backend}, {}", fx.geometry);
-        let ext = gpu_factory(gpu, &fx.geometry, options, totals).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+    let runs = common::software_gpus()
+        .into_iter()
+        .flat_map(|(b, g)| [Shape::Pixels, Shape::Strips].map(|s| (b, g.clone(), s)));
+    for (backend, gpu, shape) in runs {
+        let what = format!("{feature} {options:?} {totals:?} {shape:?} on {backend}, {}", fx.geometry);
+        let ext =
+            gpu_factory(gpu, &fx.geometry, options, totals, Some(shape)).unwrap_or_else(|e| panic!("{what}: {e:#}"));
         let out: Scores = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
         for metric in (imp.metrics)(options).expect("metrics") {
             let (a, b) = (cpu.get(&metric).expect("cpu metric"), out.get(&metric).expect("gpu metric"));

@@ -3,7 +3,7 @@
 
 use super::core::{SsimScratch, Sums, Want, iqa_ssim, mean};
 use super::filter::{DecimateScratch, decimate, decimated_dims, decimation_reads_outside};
-use super::gpu::{Metric, Plan, SsimGpu, Totals};
+use super::gpu::{Metric, Plan, Shape, SsimGpu, Totals};
 use super::{Options, db};
 use crate::backend::gpu::Gpu;
 use crate::features::Extractor;
@@ -123,15 +123,17 @@ pub fn means(sums: &Sums) -> (f32, [f32; 3]) {
 /// The GPU pipeline: the luma, decimated at the scale when it is above 1,
 /// and one map with float_ssim's metrics.
 pub fn gpu_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
-    gpu_pipeline(gpu, geometry, options, Totals::Decide)
+    gpu_pipeline(gpu, geometry, options, Totals::Decide, None)
 }
 
-/// [`gpu_extractor`] with the totals made as `totals` says.
+/// [`gpu_extractor`] with the totals made as `totals` says, in `shape`
+/// (`None`: as [`super::gpu::shape_for`] chooses).
 pub fn gpu_pipeline(
     gpu: Arc<dyn Gpu>,
     geometry: &Geometry,
     options: &Options,
     totals: Totals,
+    shape: Option<Shape>,
 ) -> Result<Box<dyn Extractor>> {
     let config = Config::options(options)?;
     if let Some(why) = refuses(geometry, options) {
@@ -155,7 +157,7 @@ pub fn gpu_pipeline(
         record(&config, max_db, ssim, [l, c, s].map(|v| v.unwrap_or(0.0)), index, out);
         Ok(())
     };
-    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, Box::new(record))?;
+    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, shape, Box::new(record))?;
     GpuExtractor::boxed(gpu, pipeline)
 }
 

@@ -40,26 +40,80 @@ pub static SSIM_CONVERT: KernelSpec =
 pub static SSIM_DECIMATE: KernelSpec =
     KernelSpec { name: "ssim_decimate", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 6 };
 
+/// `ssim_decimate_strips`: [`SSIM_DECIMATE`]'s outputs for k = 9 and f = 2
+/// only (ms_ssim's filter), in the CPU drivers' shape ([`Shape`]): work
+/// item `(x, i, z)` writes rows `y = strip i + j`, `j < strip`, of column
+/// x, the window moving down two rows a step. Launch `[⌈sw/16⌉,
+/// ⌈⌈sh/strip⌉/16⌉, 2]`. Buffers as `ssim_decimate`; scalars as it, then
+/// strip.
+pub static SSIM_DECIMATE_STRIPS: KernelSpec =
+    KernelSpec { name: "ssim_decimate_strips", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 7 };
+
 /// `ssim_horizontal`: `_iqa_convolve`'s horizontal pass over the five
 /// pictures r, d, r r, d d, r d (products rounded to f32) of a pair: plane
 /// p, row y < h, column x < w - 10 is `(float)Σ_t (double)(pic[y][x + t] *
-/// taps[t])`, t = 0..11 in order. Launch `[⌈(w-10)/64⌉, ⌈h/4⌉, 1]`.
-/// Buffers: pair (w x h), taps (11 f32), planes (5 x h x (w - 10) f32).
-/// Scalars: w, h.
+/// taps[t])`, t = 0..11 in order. Work item `(i, y)` writes columns `x =
+/// strip i + j`, `j < strip`, left to right ([`Shape`]: 1 on GPUs).
+/// Launch `[⌈⌈(w-10)/strip⌉/64⌉, ⌈h/4⌉, 1]`. Buffers: pair (w x h), taps
+/// (11 f32), planes (5 x h x (w - 10) f32). Scalars: w, h, strip.
 pub static SSIM_HORIZONTAL: KernelSpec =
-    KernelSpec { name: "ssim_horizontal", family: "ssim", workgroup: [64, 4, 1], buffers: 3, scalars: 2 };
+    KernelSpec { name: "ssim_horizontal", family: "ssim", workgroup: [64, 4, 1], buffers: 3, scalars: 3 };
 
 /// `ssim_vertical`: the vertical pass over the five horizontal planes
 /// (`(float)Σ_t (double)(plane[y + t][x] * taps[t])`), then the pixel's
 /// terms exactly as [`super::core::pixel_terms`] (divisions and square
 /// root correctly rounded on every device: the WGSL dialect corrects the
 /// device's own), written for each metric of `mask` (bit 0: l c s, 1: l,
-/// 2: c, 3: s), the k-th at `terms[offset + k n + y width + x]`. Launch
-/// `[⌈width/64⌉, ⌈rows/4⌉, 1]`. Buffers: planes (5 x (rows + 10) x width
-/// f32), taps (11 f32), terms (f64). Scalars: width, rows (the map's),
-/// mask, offset, C1, C2, C3 (f32).
+/// 2: c, 3: s), the k-th at `terms[offset + k n + y width + x]`. Work
+/// item `(x, i)` writes rows `y = strip i + j`, `j < strip`, top to bottom
+/// ([`Shape`]: 1 on GPUs). Launch `[⌈width/64⌉, ⌈⌈rows/strip⌉/4⌉, 1]`.
+/// Buffers: planes (5 x (rows + 10) x width f32), taps (11 f32), terms
+/// (f64). Scalars: width, rows (the map's), mask, offset, C1, C2, C3
+/// (f32), strip.
 pub static SSIM_VERTICAL: KernelSpec =
-    KernelSpec { name: "ssim_vertical", family: "ssim", workgroup: [64, 4, 1], buffers: 3, scalars: 7 };
+    KernelSpec { name: "ssim_vertical", family: "ssim", workgroup: [64, 4, 1], buffers: 3, scalars: 8 };
+
+/// How many adjacent outputs one work item of `ssim_horizontal`,
+/// `ssim_vertical` and (ms_ssim's 9x9 filter, `ssim_decimate_strips`)
+/// `ssim_decimate` writes. On GPUs one (parallel over pixels, coalesced
+/// reads); on CPU drivers (lavapipe, PoCL), which run 8 work items per SIMD
+/// op and read storage buffers lane by lane, a strip that reads each input
+/// once into a sliding window (11x fewer reads per output in the
+/// horizontal pass, 10x in the vertical). Every output's operations are the
+/// same in both shapes, so are its bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Pixels,
+    Strips,
+}
+
+/// The strip length of the CPU drivers' shape.
+const STRIP: usize = 32;
+
+impl Shape {
+    fn strip(self) -> usize {
+        match self {
+            Shape::Pixels => 1,
+            Shape::Strips => STRIP,
+        }
+    }
+}
+
+/// Environment variable that forces a [`Shape`] (`pixels` or `strips`;
+/// unset: by the driver).
+pub const SHAPE_VAR: &str = "ULPGATE_SSIM_SHAPE";
+
+/// The shape for a device: strips on CPU drivers, pixels elsewhere, unless
+/// `choice` (the value of [`SHAPE_VAR`]) names one.
+pub fn shape_for(device: &crate::backend::DeviceInfo, choice: Option<&std::ffi::OsStr>) -> Result<Shape> {
+    crate::features::gpu::shape_for_driver(
+        device,
+        SHAPE_VAR,
+        choice,
+        ("strips", "a strip of 32 outputs per work item", Shape::Strips),
+        ("pixels", "one output per work item", Shape::Pixels),
+    )
+}
 
 /// `ssim_rows`: work item `(y, m)` adds row y of metric m's terms left to
 /// right, and their magnitudes, and `(n - i) |term_i|`, in f64, into
@@ -95,8 +149,8 @@ pub enum Totals {
 }
 
 /// Every kernel of the pipeline.
-pub static KERNELS: [&KernelSpec; 6] =
-    [&SSIM_CONVERT, &SSIM_DECIMATE, &SSIM_HORIZONTAL, &SSIM_VERTICAL, &SSIM_ROWS, &SSIM_TOTAL];
+pub static KERNELS: [&KernelSpec; 7] =
+    [&SSIM_CONVERT, &SSIM_DECIMATE, &SSIM_HORIZONTAL, &SSIM_VERTICAL, &SSIM_ROWS, &SSIM_TOTAL, &SSIM_DECIMATE_STRIPS];
 
 /// The metrics of a map, in the order the terms are laid out (`mask` bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -167,12 +221,22 @@ pub struct SsimGpu {
     partials_len: usize,
     planes_len: usize,
     kernels: [Kernel; 6],
+    /// `ssim_decimate_strips`, loaded in the strip shape only.
+    decimate_strips: Option<Kernel>,
+    strip: usize,
     totals: Totals,
     record: Record,
 }
 
 impl SsimGpu {
-    pub fn new(gpu: &dyn Gpu, geometry: &Geometry, plan: Plan, totals: Totals, record: Record) -> Result<Self> {
+    pub fn new(
+        gpu: &dyn Gpu,
+        geometry: &Geometry,
+        plan: Plan,
+        totals: Totals,
+        shape: Option<Shape>,
+        record: Record,
+    ) -> Result<Self> {
         let kernels = [
             gpu.load_kernel(&SSIM_CONVERT)?,
             gpu.load_kernel(&SSIM_DECIMATE)?,
@@ -181,6 +245,15 @@ impl SsimGpu {
             gpu.load_kernel(&SSIM_ROWS)?,
             gpu.load_kernel(&SSIM_TOTAL)?,
         ];
+        let shape = match shape {
+            Some(shape) => shape,
+            None => shape_for(gpu.device(), std::env::var_os(SHAPE_VAR).as_deref())?,
+        };
+        let strip = shape.strip();
+        let decimate_strips = match shape {
+            Shape::Strips => Some(gpu.load_kernel(&SSIM_DECIMATE_STRIPS)?),
+            Shape::Pixels => None,
+        };
         let (mut terms_len, mut partials_len, mut planes_len, mut entries) = (0, 0, 0, 0);
         let mut maps = Vec::new();
         for (level, metrics) in &plan.maps {
@@ -215,6 +288,8 @@ impl SsimGpu {
             partials_len,
             planes_len,
             kernels,
+            decimate_strips,
+            strip,
             totals,
             record,
         })
@@ -304,20 +379,27 @@ impl GpuPipeline for SsimGpu {
             if sw == 0 || sh == 0 {
                 continue;
             }
+            // The strip kernel is written for ms_ssim's filter.
+            let strips = self.decimate_strips.as_ref().filter(|_| self.plan.k == 9 && self.plan.factor == 2);
+            let strip = if strips.is_some() { self.strip } else { 1 };
+            let mut args = vec![
+                Arg::Buffer(&b.levels[k - 1]),
+                Arg::Buffer(&b.levels[k]),
+                Arg::Buffer(&b.decimation),
+                Arg::U32(pw as u32),
+                Arg::U32(ph as u32),
+                Arg::U32(sw as u32),
+                Arg::U32(sh as u32),
+                Arg::U32(self.plan.factor as u32),
+                Arg::U32(self.plan.k as u32),
+            ];
+            if strips.is_some() {
+                args.push(Arg::U32(strip as u32));
+            }
             stream.dispatch(
-                decimate,
-                [groups_for(sw, 16), groups_for(sh, 16), 2],
-                &[
-                    Arg::Buffer(&b.levels[k - 1]),
-                    Arg::Buffer(&b.levels[k]),
-                    Arg::Buffer(&b.decimation),
-                    Arg::U32(pw as u32),
-                    Arg::U32(ph as u32),
-                    Arg::U32(sw as u32),
-                    Arg::U32(sh as u32),
-                    Arg::U32(self.plan.factor as u32),
-                    Arg::U32(self.plan.k as u32),
-                ],
+                strips.unwrap_or(decimate),
+                [groups_for(sw, 16), groups_for(sh.div_ceil(strip), 16), 2],
+                &args,
             )?;
         }
         let (c1, c2, c3) = constants();
@@ -325,19 +407,20 @@ impl GpuPipeline for SsimGpu {
             let (lw, lh) = self.plan.levels[m.level];
             stream.dispatch(
                 horizontal,
-                [groups_for(m.width, 64), groups_for(lh, 4), 1],
+                [groups_for(m.width.div_ceil(self.strip), 64), groups_for(lh, 4), 1],
                 &[
                     Arg::Buffer(&b.levels[m.level]),
                     Arg::Buffer(&b.gaussian),
                     Arg::Buffer(&b.planes),
                     Arg::U32(lw as u32),
                     Arg::U32(lh as u32),
+                    Arg::U32(self.strip as u32),
                 ],
             )?;
             let mask = m.metrics.iter().map(|x| 1u32 << ALL.iter().position(|a| a == x).unwrap_or(0)).sum();
             stream.dispatch(
                 vertical,
-                [groups_for(m.width, 64), groups_for(m.rows, 4), 1],
+                [groups_for(m.width, 64), groups_for(m.rows.div_ceil(self.strip), 4), 1],
                 &[
                     Arg::Buffer(&b.planes),
                     Arg::Buffer(&b.gaussian),
@@ -349,6 +432,7 @@ impl GpuPipeline for SsimGpu {
                     Arg::F32(c1),
                     Arg::F32(c2),
                     Arg::F32(c3),
+                    Arg::U32(self.strip as u32),
                 ],
             )?;
             stream.dispatch(

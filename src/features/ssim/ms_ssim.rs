@@ -4,7 +4,7 @@
 
 use super::core::{SsimScratch, Sums, Want, iqa_ssim, mean};
 use super::filter::{DecimateScratch, decimate, decimated_dims};
-use super::gpu::{Metric, Plan, SsimGpu, Totals};
+use super::gpu::{Metric, Plan, Shape, SsimGpu, Totals};
 use super::tables::{ALPHAS, BETAS, GAMMAS, LPF, LPF_LEN, SCALES, WINDOW};
 use super::{Options, db};
 use crate::backend::gpu::Gpu;
@@ -126,15 +126,17 @@ pub fn lpf_taps() -> Vec<f32> {
 /// The GPU pipeline: the 5-level pyramid and one map per level with the
 /// l, c and s metrics.
 pub fn gpu_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
-    gpu_pipeline(gpu, geometry, options, Totals::Decide)
+    gpu_pipeline(gpu, geometry, options, Totals::Decide, None)
 }
 
-/// [`gpu_extractor`] with the totals made as `totals` says.
+/// [`gpu_extractor`] with the totals made as `totals` says, in `shape`
+/// (`None`: as [`super::gpu::shape_for`] chooses).
 pub fn gpu_pipeline(
     gpu: Arc<dyn Gpu>,
     geometry: &Geometry,
     options: &Options,
     totals: Totals,
+    shape: Option<Shape>,
 ) -> Result<Box<dyn Extractor>> {
     let config = Config::options(options)?;
     if let Some(why) = refuses(geometry, options) {
@@ -154,7 +156,7 @@ pub fn gpu_pipeline(
         }
         record(&config, max_db, &lcs, index, out)
     };
-    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, Box::new(record))?;
+    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, shape, Box::new(record))?;
     GpuExtractor::boxed(gpu, pipeline)
 }
 
