@@ -177,35 +177,14 @@ FUNC float fvif_log2(float x, GLOBAL const float *poly)
     return ADD_RN(log_base, var);
 }
 
-/* float_vif_horizontal: the horizontal passes and vif_statistic_s's
- * per-pixel values of one scale. Work item (x, y) sums acc = 0, acc +=
- * f[k] · vsum_q[y][mirror(x - width / 2 + k)] in tap order for the five
- * planes, then computes (num_val, den_val) exactly as vif_statistic_s
- * ('matching_matlab'; dparams[0] = vif_sigma_nsq as a double; gain_limit
- * and sigma_max_inv as libvmaf's floats; poly: log2f_approx's 9
- * coefficients) and writes them to stat[y * w + x] and stat[w * h + y * w
- * + x]. When sub_width > 0, at even x < 2 (w / 2) and even y < 2 (h / 2)
- * it also filters row y / 2 of vsub's two planes horizontally (the same
- * order) and writes next_ref / next_dis[(y / 2) * (w / 2) + x / 2]. */
-KERNEL float_vif_horizontal(GLOBAL const float *vsum, GLOBAL const float *vsub, GLOBAL const float *taps,
-                            GLOBAL const double *dparams, GLOBAL float *stat, GLOBAL float *next_ref,
-                            GLOBAL float *next_dis, ulp_u32 w, ulp_u32 h, ulp_u32 tap0, ulp_u32 width,
-                            ulp_u32 sub_tap0, ulp_u32 sub_width, float gain_limit, float sigma_max_inv)
+/* vif_statistic_s's (num_val, den_val) of pixel (x, y) from its five
+ * filtered sums f (mu1, mu2, xx, yy, xy), written to stat[y * w + x] and
+ * stat[w * h + y * w + x]; every operation in libvmaf's order. */
+FUNC void fvif_statistic(const float *f, GLOBAL const float *taps, GLOBAL const double *dparams,
+                         GLOBAL float *stat, ulp_u32 w, ulp_u32 h, ulp_u32 x, ulp_u32 y, float gain_limit,
+                         float sigma_max_inv)
 {
-    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
-    if (x >= w || y >= h)
-        return;
     const ulp_u32 plane = w * h;
-    const int hw = (int)(width / 2);
-    float f[5];
-    for (int q = 0; q < 5; q++)
-        f[q] = 0.0f;
-    for (ulp_u32 k = 0; k < width; k++) {
-        const ulp_u32 i = y * w + (ulp_u32)fvif_mirror((int)x - hw + (int)k, (int)w);
-        const float c = taps[tap0 + k];
-        for (int q = 0; q < 5; q++)
-            f[q] = ADD_RN(f[q], MUL_RN(c, vsum[(ulp_u32)q * plane + i]));
-    }
     const double sigma_nsq = dparams[0];
     const float eps = 1.0e-10f;
     const float mu1 = f[0], mu2 = f[1];
@@ -244,6 +223,38 @@ KERNEL float_vif_horizontal(GLOBAL const float *vsum, GLOBAL const float *vsub, 
     }
     stat[y * w + x] = num_val;
     stat[plane + y * w + x] = den_val;
+}
+
+/* float_vif_horizontal: the horizontal passes and vif_statistic_s's
+ * per-pixel values of one scale. Work item (x, y) sums acc = 0, acc +=
+ * f[k] · vsum_q[y][mirror(x - width / 2 + k)] in tap order for the five
+ * planes, then computes (num_val, den_val) exactly as vif_statistic_s
+ * ('matching_matlab'; dparams[0] = vif_sigma_nsq as a double; gain_limit
+ * and sigma_max_inv as libvmaf's floats; poly: log2f_approx's 9
+ * coefficients) and writes them to stat[y * w + x] and stat[w * h + y * w
+ * + x]. When sub_width > 0, at even x < 2 (w / 2) and even y < 2 (h / 2)
+ * it also filters row y / 2 of vsub's two planes horizontally (the same
+ * order) and writes next_ref / next_dis[(y / 2) * (w / 2) + x / 2]. */
+KERNEL float_vif_horizontal(GLOBAL const float *vsum, GLOBAL const float *vsub, GLOBAL const float *taps,
+                            GLOBAL const double *dparams, GLOBAL float *stat, GLOBAL float *next_ref,
+                            GLOBAL float *next_dis, ulp_u32 w, ulp_u32 h, ulp_u32 tap0, ulp_u32 width,
+                            ulp_u32 sub_tap0, ulp_u32 sub_width, float gain_limit, float sigma_max_inv)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    if (x >= w || y >= h)
+        return;
+    const ulp_u32 plane = w * h;
+    const int hw = (int)(width / 2);
+    float f[5];
+    for (int q = 0; q < 5; q++)
+        f[q] = 0.0f;
+    for (ulp_u32 k = 0; k < width; k++) {
+        const ulp_u32 i = y * w + (ulp_u32)fvif_mirror((int)x - hw + (int)k, (int)w);
+        const float c = taps[tap0 + k];
+        for (int q = 0; q < 5; q++)
+            f[q] = ADD_RN(f[q], MUL_RN(c, vsum[(ulp_u32)q * plane + i]));
+    }
+    fvif_statistic(f, taps, dparams, stat, w, h, x, y, gain_limit, sigma_max_inv);
     if (sub_width > 0 && ((x | y) & 1u) == 0 && x / 2 < w / 2 && y / 2 < h / 2) {
         const int sub_half = (int)(sub_width / 2);
         const ulp_u32 sub_plane = w * (h / 2);
@@ -256,6 +267,74 @@ KERNEL float_vif_horizontal(GLOBAL const float *vsum, GLOBAL const float *vsub, 
         }
         next_ref[(y / 2) * (w / 2) + x / 2] = sr;
         next_dis[(y / 2) * (w / 2) + x / 2] = sd;
+    }
+}
+
+/* float_vif_horizontal_strip: float_vif_horizontal's contract in the shape
+ * for CPU drivers. Work item (t, y) makes pixels x0 .. x0 + 7 (x0 = 8 t)
+ * of row y from a window of eight samples a plane that slides one column
+ * a tap (each sample loaded once: 7 + width loads a plane for eight
+ * outputs); each output adds its taps from 0 in tap order, as the
+ * per-pixel kernel does, and the statistic is the same function. */
+KERNEL float_vif_horizontal_strip(GLOBAL const float *vsum, GLOBAL const float *vsub, GLOBAL const float *taps,
+                                  GLOBAL const double *dparams, GLOBAL float *stat, GLOBAL float *next_ref,
+                                  GLOBAL float *next_dis, ulp_u32 w, ulp_u32 h, ulp_u32 tap0, ulp_u32 width,
+                                  ulp_u32 sub_tap0, ulp_u32 sub_width, float gain_limit, float sigma_max_inv)
+{
+    const ulp_u32 x0 = GLOBAL_ID(0) * 8, y = GLOBAL_ID(1);
+    if (x0 >= w || y >= h)
+        return;
+    const ulp_u32 plane = w * h;
+    const ulp_u32 row = y * w;
+    const int p0 = (int)x0 - (int)(width / 2);
+    float win[5][8], acc[5][8];
+    for (int q = 0; q < 5; q++) {
+        for (int r = 0; r < 8; r++)
+            acc[q][r] = 0.0f;
+        for (int r = 0; r < 7; r++)
+            win[q][r] = vsum[(ulp_u32)q * plane + row + (ulp_u32)fvif_mirror(p0 + r, (int)w)];
+    }
+    for (ulp_u32 k = 0; k < width; k++) {
+        const ulp_u32 i = row + (ulp_u32)fvif_mirror(p0 + (int)k + 7, (int)w);
+        const float c = taps[tap0 + k];
+        for (int q = 0; q < 5; q++) {
+            win[q][7] = vsum[(ulp_u32)q * plane + i];
+            for (int r = 0; r < 8; r++)
+                acc[q][r] = ADD_RN(acc[q][r], MUL_RN(c, win[q][r]));
+            for (int r = 0; r < 7; r++)
+                win[q][r] = win[q][r + 1];
+        }
+    }
+    for (ulp_u32 r = 0; r < 8 && x0 + r < w; r++) {
+        const float f[5] = {acc[0][r], acc[1][r], acc[2][r], acc[3][r], acc[4][r]};
+        fvif_statistic(f, taps, dparams, stat, w, h, x0 + r, y, gain_limit, sigma_max_inv);
+    }
+    if (sub_width > 0 && (y & 1u) == 0 && y / 2 < h / 2) {
+        const ulp_u32 sub_plane = w * (h / 2);
+        const ulp_u32 srow = (y / 2) * w;
+        const int s0 = (int)x0 - (int)(sub_width / 2);
+        float sw[2][8], sa[2][8];
+        for (int q = 0; q < 2; q++) {
+            for (int r = 0; r < 8; r++)
+                sa[q][r] = 0.0f;
+            for (int r = 0; r < 7; r++)
+                sw[q][r] = vsub[(ulp_u32)q * sub_plane + srow + (ulp_u32)fvif_mirror(s0 + r, (int)w)];
+        }
+        for (ulp_u32 k = 0; k < sub_width; k++) {
+            const ulp_u32 j = srow + (ulp_u32)fvif_mirror(s0 + (int)k + 7, (int)w);
+            const float c = taps[sub_tap0 + k];
+            for (int q = 0; q < 2; q++) {
+                sw[q][7] = vsub[(ulp_u32)q * sub_plane + j];
+                for (int r = 0; r < 8; r++)
+                    sa[q][r] = ADD_RN(sa[q][r], MUL_RN(c, sw[q][r]));
+                for (int r = 0; r < 7; r++)
+                    sw[q][r] = sw[q][r + 1];
+            }
+        }
+        for (ulp_u32 m = 0; m < 4 && x0 / 2 + m < w / 2; m++) {
+            next_ref[(y / 2) * (w / 2) + x0 / 2 + m] = sa[0][2 * m];
+            next_dis[(y / 2) * (w / 2) + x0 / 2 + m] = sa[1][2 * m];
+        }
     }
 }
 

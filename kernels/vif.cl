@@ -122,6 +122,38 @@ FUNC int vif_log2_64(GLOBAL const ulp_u32 *table, ulp_u64 v)
     return (int)table[(ulp_u32)(v >> k)] + 2048 * k;
 }
 
+/* vif_statistic_*'s share of one pixel from its five filtered sums, added
+ * to sums (num_log, den_log, num_non_log, den_non_log): every integer and
+ * double operation of integer_vif.c kept. */
+FUNC void vif_statistic(ulp_u64 *sums, GLOBAL const ulp_u32 *table, double gain_limit, double eps, ulp_u32 mu1,
+                        ulp_u32 mu2, ulp_u64 xx, ulp_u64 yy, ulp_u64 xy)
+{
+    const int sigma_nsq = 65536 << 1;
+    const ulp_u32 mu1_sq = (ulp_u32)(((ulp_u64)mu1 * mu1 + 2147483648u) >> 32);
+    const ulp_u32 mu2_sq = (ulp_u32)(((ulp_u64)mu2 * mu2 + 2147483648u) >> 32);
+    const ulp_u32 mu1_mu2 = (ulp_u32)(((ulp_u64)mu1 * mu2 + 2147483648u) >> 32);
+    const int sigma1_sq = (int)((ulp_u32)((xx + 32768u) >> 16) - mu1_sq);
+    int sigma2_sq = (int)((ulp_u32)((yy + 32768u) >> 16) - mu2_sq);
+    const int sigma12 = (int)((ulp_u32)((xy + 32768u) >> 16) - mu1_mu2);
+    sigma2_sq = sigma2_sq > 0 ? sigma2_sq : 0;
+    if (sigma1_sq >= sigma_nsq) {
+        sums[1] += (ulp_u64)(ulp_i64)(vif_log2_32(table, (ulp_u32)sigma_nsq + (ulp_u32)sigma1_sq) - 2048 * 17);
+        if (sigma12 > 0 && sigma2_sq > 0) {
+            double g = (double)sigma12 / ((double)sigma1_sq + eps);
+            const double sv = (double)sigma2_sq - g * (double)sigma12;
+            /* C truncates to int32; a negative value becomes 0. */
+            const ulp_u32 sv_sq = sv > 0.0 ? (ulp_u32)(int)sv : 0u;
+            g = g < gain_limit ? g : gain_limit;
+            const ulp_u32 numer1 = sv_sq + (ulp_u32)sigma_nsq;
+            const ulp_i64 numer1_tmp = (ulp_i64)(g * g * (double)sigma1_sq) + (ulp_i64)numer1;
+            sums[0] += (ulp_u64)(ulp_i64)(vif_log2_64(table, (ulp_u64)numer1_tmp) - vif_log2_64(table, numer1));
+        }
+    } else {
+        sums[2] += (ulp_u64)sigma2_sq;
+        sums[3] += 1;
+    }
+}
+
 #define VIF_WG 256
 #define VIF_ROWS 8
 
@@ -154,7 +186,6 @@ KERNEL vif_horizontal(GLOBAL const ulp_u32 *vsum, GLOBAL const ulp_u32 *vsub, GL
     const ulp_u32 plane = w * h;
     const int hw = (int)(width / 2);
     const double gain_limit = dparams[0], eps = dparams[1];
-    const int sigma_nsq = 65536 << 1;
     ulp_u64 num_log = 0, den_log = 0, num_non_log = 0, den_non_log = 0;
     for (ulp_u32 y = y0; y < y0 + VIF_ROWS && y < h && x < w; y++) {
         ulp_u32 mu1 = 0, mu2 = 0;
@@ -168,29 +199,12 @@ KERNEL vif_horizontal(GLOBAL const ulp_u32 *vsum, GLOBAL const ulp_u32 *vsub, GL
             yy += (ulp_u64)c * vsum[3 * plane + i];
             xy += (ulp_u64)c * vsum[4 * plane + i];
         }
-        const ulp_u32 mu1_sq = (ulp_u32)(((ulp_u64)mu1 * mu1 + 2147483648u) >> 32);
-        const ulp_u32 mu2_sq = (ulp_u32)(((ulp_u64)mu2 * mu2 + 2147483648u) >> 32);
-        const ulp_u32 mu1_mu2 = (ulp_u32)(((ulp_u64)mu1 * mu2 + 2147483648u) >> 32);
-        const int sigma1_sq = (int)((ulp_u32)((xx + 32768u) >> 16) - mu1_sq);
-        int sigma2_sq = (int)((ulp_u32)((yy + 32768u) >> 16) - mu2_sq);
-        const int sigma12 = (int)((ulp_u32)((xy + 32768u) >> 16) - mu1_mu2);
-        sigma2_sq = sigma2_sq > 0 ? sigma2_sq : 0;
-        if (sigma1_sq >= sigma_nsq) {
-            den_log += (ulp_u64)(ulp_i64)(vif_log2_32(table, (ulp_u32)sigma_nsq + (ulp_u32)sigma1_sq) - 2048 * 17);
-            if (sigma12 > 0 && sigma2_sq > 0) {
-                double g = (double)sigma12 / ((double)sigma1_sq + eps);
-                const double sv = (double)sigma2_sq - g * (double)sigma12;
-                /* C truncates to int32; a negative value becomes 0. */
-                const ulp_u32 sv_sq = sv > 0.0 ? (ulp_u32)(int)sv : 0u;
-                g = g < gain_limit ? g : gain_limit;
-                const ulp_u32 numer1 = sv_sq + (ulp_u32)sigma_nsq;
-                const ulp_i64 numer1_tmp = (ulp_i64)(g * g * (double)sigma1_sq) + (ulp_i64)numer1;
-                num_log += (ulp_u64)(ulp_i64)(vif_log2_64(table, (ulp_u64)numer1_tmp) - vif_log2_64(table, numer1));
-            }
-        } else {
-            num_non_log += (ulp_u64)sigma2_sq;
-            den_non_log += 1;
-        }
+        ulp_u64 sums[4] = {num_log, den_log, num_non_log, den_non_log};
+        vif_statistic(sums, table, gain_limit, eps, mu1, mu2, xx, yy, xy);
+        num_log = sums[0];
+        den_log = sums[1];
+        num_non_log = sums[2];
+        den_non_log = sums[3];
         if (sub_width > 0 && ((x | y) & 1u) == 0 && x / 2 < w / 2 && y / 2 < h / 2) {
             const int sub_half = (int)(sub_width / 2);
             const ulp_u32 sub_plane = w * (h / 2);
@@ -220,5 +234,87 @@ KERNEL vif_horizontal(GLOBAL const ulp_u32 *vsum, GLOBAL const ulp_u32 *vsub, GL
         const ulp_u32 group = GROUP_ID(1) * NUM_GROUPS(0) + GROUP_ID(0);
         partials[(group * 4 + lid) * 2] = (ulp_u32)total;
         partials[(group * 4 + lid) * 2 + 1] = (ulp_u32)(total >> 32);
+    }
+}
+
+/* vif_horizontal_strip: vif_horizontal's arithmetic in the shape for CPU
+ * drivers (contract: VIF_HORIZONTAL_STRIP). Work item (t, g) makes pixels
+ * x0 .. x0 + 7 (x0 = 8 t, those below w) of rows 8 g .. 8 g + 7 (below h)
+ * from windows of eight samples a plane that slide a column per tap (each
+ * sample loaded once), adds their statistic to its own four sums and
+ * writes them to partials[8 * (g * 64 * NUM_GROUPS(0) + t) ..] as (lo, hi)
+ * u32 pairs; on even rows it also makes the next scale's pixels x0 / 2 ..
+ * x0 / 2 + 3 of row y / 2 as vif_horizontal does. */
+KERNEL vif_horizontal_strip(GLOBAL const ulp_u32 *vsum, GLOBAL const ulp_u32 *vsub, GLOBAL const ulp_u32 *taps,
+                            GLOBAL const ulp_u32 *table, GLOBAL const double *dparams, GLOBAL ulp_u32 *partials,
+                            GLOBAL ulp_u32 *next_ref, GLOBAL ulp_u32 *next_dis, ulp_u32 w, ulp_u32 h,
+                            ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
+{
+    const ulp_u32 t = GLOBAL_ID(0), x0 = GLOBAL_ID(0) * 8, y0 = GROUP_ID(1) * VIF_ROWS;
+    const ulp_u32 item = GROUP_ID(1) * NUM_GROUPS(0) * LOCAL_SIZE(0) + t;
+    const ulp_u32 plane = w * h;
+    const double gain_limit = dparams[0], eps = dparams[1];
+    ulp_u64 sums[4] = {0, 0, 0, 0};
+    const int p0 = (int)x0 - (int)(width / 2);
+    for (ulp_u32 y = y0; y < y0 + VIF_ROWS && y < h && x0 < w; y++) {
+        const ulp_u32 row = y * w;
+        ulp_u32 win[5][8];
+        ulp_u32 mu[2][8];
+        ulp_u64 sq[3][8];
+        for (int r = 0; r < 8; r++) {
+            mu[0][r] = mu[1][r] = 0;
+            sq[0][r] = sq[1][r] = sq[2][r] = 0;
+        }
+        for (int q = 0; q < 5; q++)
+            for (int r = 0; r < 7; r++)
+                win[q][r] = vsum[(ulp_u32)q * plane + row + (ulp_u32)vif_mirror(p0 + r, (int)w)];
+        for (ulp_u32 k = 0; k < width; k++) {
+            const ulp_u32 i = row + (ulp_u32)vif_mirror(p0 + (int)k + 7, (int)w);
+            const ulp_u32 c = taps[tap0 + k];
+            for (int q = 0; q < 5; q++)
+                win[q][7] = vsum[(ulp_u32)q * plane + i];
+            for (int r = 0; r < 8; r++) {
+                mu[0][r] += c * win[0][r];
+                mu[1][r] += c * win[1][r];
+                for (int q = 0; q < 3; q++)
+                    sq[q][r] += (ulp_u64)c * win[q + 2][r];
+            }
+            for (int q = 0; q < 5; q++)
+                for (int r = 0; r < 7; r++)
+                    win[q][r] = win[q][r + 1];
+        }
+        for (ulp_u32 r = 0; r < 8 && x0 + r < w; r++)
+            vif_statistic(sums, table, gain_limit, eps, mu[0][r], mu[1][r], sq[0][r], sq[1][r], sq[2][r]);
+        if (sub_width > 0 && (y & 1u) == 0 && y / 2 < h / 2) {
+            const ulp_u32 sub_plane = w * (h / 2);
+            const ulp_u32 srow = (y / 2) * w;
+            const int s0 = (int)x0 - (int)(sub_width / 2);
+            ulp_u32 sw[2][8], sa[2][8];
+            for (int q = 0; q < 2; q++) {
+                for (int r = 0; r < 8; r++)
+                    sa[q][r] = 0;
+                for (int r = 0; r < 7; r++)
+                    sw[q][r] = vsub[(ulp_u32)q * sub_plane + srow + (ulp_u32)vif_mirror(s0 + r, (int)w)];
+            }
+            for (ulp_u32 k = 0; k < sub_width; k++) {
+                const ulp_u32 j = srow + (ulp_u32)vif_mirror(s0 + (int)k + 7, (int)w);
+                const ulp_u32 c = taps[sub_tap0 + k];
+                for (int q = 0; q < 2; q++) {
+                    sw[q][7] = vsub[(ulp_u32)q * sub_plane + j];
+                    for (int r = 0; r < 8; r++)
+                        sa[q][r] += c * sw[q][r];
+                    for (int r = 0; r < 7; r++)
+                        sw[q][r] = sw[q][r + 1];
+                }
+            }
+            for (ulp_u32 m = 0; m < 4 && x0 / 2 + m < w / 2; m++) {
+                next_ref[(y / 2) * (w / 2) + x0 / 2 + m] = (ulp_u32)(ulp_u16)((sa[0][2 * m] + 32768u) >> 16);
+                next_dis[(y / 2) * (w / 2) + x0 / 2 + m] = (ulp_u32)(ulp_u16)((sa[1][2 * m] + 32768u) >> 16);
+            }
+        }
+    }
+    for (int q = 0; q < 4; q++) {
+        partials[item * 8 + (ulp_u32)q * 2] = (ulp_u32)sums[q];
+        partials[item * 8 + (ulp_u32)q * 2 + 1] = (ulp_u32)(sums[q] >> 32);
     }
 }

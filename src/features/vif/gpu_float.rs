@@ -65,6 +65,26 @@ pub static FLOAT_VIF_VERTICAL: KernelSpec =
 pub static FLOAT_VIF_HORIZONTAL: KernelSpec =
     KernelSpec { name: "float_vif_horizontal", family: "float_vif", workgroup: [64, 4, 1], buffers: 7, scalars: 8 };
 
+/// `float_vif_horizontal_strip` (kernels/float_vif.cl,
+/// shaders/float_vif_horizontal_strip.comp): [`FLOAT_VIF_HORIZONTAL`]'s
+/// contract and bits in the shape for CPU drivers ([`super::SHAPE_VAR`]):
+/// item (t, y) makes pixels `8t .. 8t + 7` of row y (those below `w`),
+/// and, on even rows, the next scale's pixels `4t .. 4t + 3`. Launch
+/// `ceil(ceil(w / 8) / 64)` x `h` groups. Each sample of the row is loaded
+/// once into an eight-wide window that slides a column per tap, where an
+/// item per pixel loads it `width` times: lavapipe loads storage buffers
+/// lane by lane, so the loads are what a CPU driver spends its time on.
+pub static FLOAT_VIF_HORIZONTAL_STRIP: KernelSpec = KernelSpec {
+    name: "float_vif_horizontal_strip",
+    family: "float_vif",
+    workgroup: [64, 1, 1],
+    buffers: 7,
+    scalars: 8,
+};
+
+/// Pixels a `float_vif_horizontal_strip` item makes.
+pub const STRIP: usize = 8;
+
 /// `float_vif_rows` (kernels/float_vif.cl, shaders/float_vif_rows.comp):
 /// item y below `h` adds row y of `stat`'s two planes in column order, in
 /// f32 from 0, into `rows[2y]` and `rows[2y + 1]` (vif_statistic_s's row
@@ -74,14 +94,16 @@ pub static FLOAT_VIF_ROWS: KernelSpec =
     KernelSpec { name: "float_vif_rows", family: "float_vif", workgroup: [64, 1, 1], buffers: 2, scalars: 2 };
 
 pub static KERNELS: &[&KernelSpec] =
-    &[&FLOAT_VIF_PRESCALE, &FLOAT_VIF_VERTICAL, &FLOAT_VIF_HORIZONTAL, &FLOAT_VIF_ROWS];
+    &[&FLOAT_VIF_PRESCALE, &FLOAT_VIF_VERTICAL, &FLOAT_VIF_HORIZONTAL, &FLOAT_VIF_HORIZONTAL_STRIP, &FLOAT_VIF_ROWS];
 
 /// Where log2f_approx's coefficients sit in the taps buffer (after every
 /// scale's filter: at most 69 + 37 + 21 + 13 taps).
 const POLY0: usize = 256;
 
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) -> Result<Box<dyn Extractor>> {
-    let kernels = [&FLOAT_VIF_PRESCALE, &FLOAT_VIF_VERTICAL, &FLOAT_VIF_HORIZONTAL, &FLOAT_VIF_ROWS];
+    let strip = super::strip_shape(gpu.device())?;
+    let horizontal = if strip { &FLOAT_VIF_HORIZONTAL_STRIP } else { &FLOAT_VIF_HORIZONTAL };
+    let kernels = [&FLOAT_VIF_PRESCALE, &FLOAT_VIF_VERTICAL, horizontal, &FLOAT_VIF_ROWS];
     let [prescale, vertical, horizontal, rows] = kernels.map(|k| gpu.load_kernel(k));
     let resampler = Resampler::new(params.prescale_method, geometry, params.scaled(geometry));
     let filters: [Vec<f32>; 4] = std::array::from_fn(|s| tables::float_filter(s, params.kernelscale));
@@ -122,6 +144,7 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) ->
     let (w, h) = resampler.dst;
     let pipeline = FloatGpu {
         kernels: [prescale?, vertical?, horizontal?, rows?],
+        strip,
         geometry: *geometry,
         dims: std::array::from_fn(|s| (w >> s, h >> s)),
         tap0,
@@ -135,8 +158,10 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) ->
 }
 
 struct FloatGpu {
-    /// prescale, vertical, horizontal, rows.
+    /// prescale, vertical, horizontal (or its strip shape), rows.
     kernels: [Kernel; 4],
+    /// Whether `kernels[2]` is [`FLOAT_VIF_HORIZONTAL_STRIP`].
+    strip: bool,
     geometry: Geometry,
     /// Each scale's picture size: the prescaled luma halved `s` times.
     dims: [(usize, usize); 4],
@@ -259,7 +284,12 @@ impl GpuPipeline for FloatGpu {
             ];
             args.extend([w as u32, h as u32, self.tap0[s], self.widths[s], sub_tap0, sub_width].map(Arg::U32));
             args.extend([Arg::F32(self.consts.gain_limit), Arg::F32(self.consts.sigma_max_inv)]);
-            stream.dispatch(horizontal, grid, &args)?;
+            let hgrid = if self.strip {
+                [groups_for(w.div_ceil(STRIP), FLOAT_VIF_HORIZONTAL_STRIP.workgroup[0]), h as u32, 1]
+            } else {
+                grid
+            };
+            stream.dispatch(horizontal, hgrid, &args)?;
             let args = [Arg::Buffer(&b.stat), Arg::Buffer(&b.rows[s]), Arg::U32(w as u32), Arg::U32(h as u32)];
             stream.dispatch(rows, [groups_for(h, FLOAT_VIF_ROWS.workgroup[0]), 1, 1], &args)?;
         }

@@ -58,17 +58,37 @@ pub static VIF_VERTICAL: KernelSpec =
 pub static VIF_HORIZONTAL: KernelSpec =
     KernelSpec { name: "vif_horizontal", family: "vif", workgroup: [256, 1, 1], buffers: 8, scalars: 6 };
 
+/// `vif_horizontal_strip` (kernels/vif.cl, shaders/vif_horizontal_strip.wgsl):
+/// [`VIF_HORIZONTAL`]'s arithmetic and bits in the shape for CPU drivers
+/// ([`super::SHAPE_VAR`]). Launch `ceil(ceil(w / 8) / 64)` x `ceil(h / 8)`
+/// groups; item (t, g) takes pixels `8t .. 8t + 7` (below `w`) of rows
+/// `8g .. 8g + 7` (below `h`), does at each what [`VIF_HORIZONTAL`] does
+/// (the statistic's four sums; on even rows the next scale's pixels `4t ..
+/// 4t + 3` of row y/2), and writes its own four sums to `partials[8·(g·64·
+/// groups_x + t) ..]` as (lo, hi) u32 pairs (every item writes, zeros where
+/// it has no pixel). Each sample of a row is loaded once into an eight-wide
+/// window that slides a column per tap, where an item per pixel loads it
+/// `width` times: lavapipe loads storage buffers lane by lane, so the loads
+/// are what a CPU driver spends its time on; no work-group memory or
+/// barrier either. Same buffers and scalars as [`VIF_HORIZONTAL`].
+pub static VIF_HORIZONTAL_STRIP: KernelSpec =
+    KernelSpec { name: "vif_horizontal_strip", family: "vif", workgroup: [64, 1, 1], buffers: 8, scalars: 6 };
+
+/// Pixels of a row a `vif_horizontal_strip` item makes.
+pub const STRIP: usize = 8;
+
 /// Rows each `vif_horizontal` work group covers (kernels/vif.cl `VIF_ROWS`).
 pub const HORIZONTAL_ROWS: usize = 8;
 
-pub static KERNELS: &[&KernelSpec] = &[&VIF_VERTICAL, &VIF_HORIZONTAL];
+pub static KERNELS: &[&KernelSpec] = &[&VIF_VERTICAL, &VIF_HORIZONTAL, &VIF_HORIZONTAL_STRIP];
 
 /// Where each scale's taps start in the taps buffer (17, 9, 5, 3 taps).
 const TAP0: [u32; 4] = [0, 17, 26, 31];
 
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: IntegerParams) -> Result<Box<dyn Extractor>> {
     let vertical = gpu.load_kernel(&VIF_VERTICAL)?;
-    let horizontal = gpu.load_kernel(&VIF_HORIZONTAL)?;
+    let strip = super::strip_shape(gpu.device())?;
+    let horizontal = gpu.load_kernel(if strip { &VIF_HORIZONTAL_STRIP } else { &VIF_HORIZONTAL })?;
     // The constants, uploaded once and shared by every slot.
     let taps: Vec<u8> = INT_FILTERS.iter().flat_map(|t| t.iter()).flat_map(|&c| u32::from(c).to_le_bytes()).collect();
     let table: Vec<u8> = log2_table().iter().flat_map(|&v| u32::from(v).to_le_bytes()).collect();
@@ -81,13 +101,15 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: IntegerParams) 
     stream.wait()?;
     let (w, h) = geometry.plane_dims(0);
     let dims: [(usize, usize); 4] = std::array::from_fn(|s| (w >> s, h >> s));
-    let pipeline = IntegerGpu { vertical, horizontal, geometry: *geometry, params, dims, constants };
+    let pipeline = IntegerGpu { vertical, horizontal, strip, geometry: *geometry, params, dims, constants };
     GpuExtractor::boxed(gpu, pipeline)
 }
 
 struct IntegerGpu {
     vertical: Kernel,
     horizontal: Kernel,
+    /// Whether `horizontal` is [`VIF_HORIZONTAL_STRIP`].
+    strip: bool,
     geometry: Geometry,
     params: IntegerParams,
     /// Each scale's picture size (the luma halved `s` times, rounding down).
@@ -110,12 +132,20 @@ struct IntegerSlot {
 impl IntegerGpu {
     fn groups(&self, scale: usize) -> [u32; 2] {
         let (w, h) = self.dims[scale];
-        [groups_for(w, VIF_HORIZONTAL.workgroup[0]), groups_for(h, HORIZONTAL_ROWS as u32)]
+        let gx = if self.strip {
+            groups_for(w.div_ceil(STRIP), VIF_HORIZONTAL_STRIP.workgroup[0])
+        } else {
+            groups_for(w, VIF_HORIZONTAL.workgroup[0])
+        };
+        [gx, groups_for(h, HORIZONTAL_ROWS as u32)]
     }
 
+    /// A partial (four u64 sums) per work group, or per item of the strip
+    /// shape.
     fn partials_bytes(&self, scale: usize) -> usize {
         let [gx, gy] = self.groups(scale);
-        (gx * gy) as usize * 4 * 8
+        let per_group = if self.strip { VIF_HORIZONTAL_STRIP.workgroup[0] as usize } else { 1 };
+        (gx * gy) as usize * per_group * 4 * 8
     }
 }
 

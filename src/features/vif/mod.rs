@@ -360,6 +360,29 @@ impl FloatParams {
     }
 }
 
+/// The environment variable that overrides which shape of the VIF kernels
+/// runs: `strip` (an item walks a strip of pixels, its inputs loaded once
+/// into a sliding window) or `pixel` (an item per pixel). A testing and
+/// diagnostic switch: both shapes give the same bits; unset or empty,
+/// [`strip_shape`] chooses by device type.
+pub const SHAPE_VAR: &str = "ULPGATE_VIF_SHAPE";
+
+/// Whether `device` runs the strip-shaped kernels: yes on CPU
+/// implementations of a GPU API (Mesa lavapipe, PoCL), which load storage
+/// buffers lane by lane, so that loading each input once matters most; no
+/// on GPUs, where an item per pixel keeps the reads coalesced.
+/// [`SHAPE_VAR`] overrides the device type.
+pub fn strip_shape(device: &crate::backend::DeviceInfo) -> Result<bool> {
+    let choice = std::env::var_os(SHAPE_VAR);
+    super::gpu::shape_for_driver(
+        device,
+        SHAPE_VAR,
+        choice.as_deref(),
+        ("strip", "strip kernels", true),
+        ("pixel", "per-pixel kernels", false),
+    )
+}
+
 /// Why libvmaf has no defined score below a size: both extractors mirror
 /// each scale's filter at the picture's edges (index -i reads i, n - 1 + i
 /// reads n - 1 - i), which stays inside the picture only while each scale
