@@ -367,20 +367,24 @@ impl FloatParams {
 /// [`strip_shape`] chooses by device type.
 pub const SHAPE_VAR: &str = "ULPGATE_VIF_SHAPE";
 
-/// Whether `device` runs the strip-shaped kernels: yes on CPU
-/// implementations of a GPU API (Mesa lavapipe, PoCL), which load storage
-/// buffers lane by lane, so that loading each input once matters most; no
-/// on GPUs, where an item per pixel keeps the reads coalesced.
-/// [`SHAPE_VAR`] overrides the device type.
+/// Whether `device` runs the strip-shaped kernels: yes on a CPU
+/// implementation of Vulkan (Mesa lavapipe), which loads storage buffers
+/// lane by lane, so that loading each input once matters most; no on GPUs,
+/// where an item per pixel keeps the reads coalesced, and no on a CPU
+/// implementation of OpenCL (PoCL), which vectorises the per-pixel kernels
+/// across work items itself and ran them ~15% faster than the strips
+/// (docs/features/vif.md). [`SHAPE_VAR`] overrides the choice.
 pub fn strip_shape(device: &crate::backend::DeviceInfo) -> Result<bool> {
     let choice = std::env::var_os(SHAPE_VAR);
-    super::gpu::shape_for_driver(
+    let forced = choice.as_deref().is_some_and(|c| !c.is_empty());
+    let strip = super::gpu::shape_for_driver(
         device,
         SHAPE_VAR,
         choice.as_deref(),
         ("strip", "strip kernels", true),
         ("pixel", "per-pixel kernels", false),
-    )
+    )?;
+    Ok(strip && (forced || device.backend == "vulkan"))
 }
 
 /// Why libvmaf has no defined score below a size: both extractors mirror
