@@ -451,7 +451,7 @@ fn arch_id_overrides_are_used_and_never_silent() {
     let out = run(ulpgate()
         .arg("run")
         .arg(&gate)
-        .args(["--features", "psnr", "--fixtures", "s8", "--arch-id", "opencl=cuda:9.0", "-q", "--json-out"])
+        .args(["--features", "psnr", "--fixtures", "s8", "--arch-id", "opencl=cuda:8.9", "-q", "--json-out"])
         .arg(&report)
         .arg("--md-out")
         .arg(&md));
@@ -459,13 +459,13 @@ fn arch_id_overrides_are_used_and_never_silent() {
     let r = read_json(&report);
     let c = &cells(&r)[0];
     let detected = c["device_b"]["arch_id"].as_str().unwrap().to_string();
-    assert_ne!(detected, "cuda:9.0");
-    assert_eq!(c["tolerance_source"], "placeholder-default:cuda:9.0", "the override's row decides");
+    assert_ne!(detected, "cuda:8.9");
+    assert_eq!(c["tolerance_source"], "placeholder-default:cuda:8.9", "the override's row decides");
     assert_eq!(
         c["arch_overrides"],
-        serde_json::json!([{"backend": "opencl", "detected": detected, "used": "cuda:9.0"}])
+        serde_json::json!([{"backend": "opencl", "detected": detected, "used": "cuda:8.9"}])
     );
-    let warning = "--arch-id opencl=cuda:9.0 contradicts the detected device";
+    let warning = "--arch-id opencl=cuda:8.9 contradicts the detected device";
     assert!(r["warnings"][0].as_str().unwrap().starts_with(warning), "{r:#}");
     assert!(stderr(&out).contains(&format!("warning: {warning}")), "{}", stderr(&out));
     assert!(std::fs::read_to_string(&md).unwrap().contains("> [!WARNING]"));
