@@ -255,33 +255,5 @@ fn smallest_frames_and_refused_inputs_through_the_binary() {
 /// and a synthetic 12-bit 4:2:2 one.
 #[test]
 fn the_parallel_sum_kernel_is_bit_exact_through_both_pipelines() {
-    let dir = tempfile::tempdir().unwrap();
-    let gate = format!(
-        "{}features: [ciede, psnr_hvs]\nbackends:\n  cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  \
-         opencl: {{required: true}}\npairs: [[cpu, vulkan], [cpu, opencl]]\nfixtures:\n{}  - name: s12\n    \
-         synthetic: {{width: 97, height: 61, frames: 3, bit_depth: 12, chroma: \"422\", seed: 9}}\n",
-        common::HEADER,
-        common::FX_8BIT
-    );
-    let path = common::write(dir.path(), "g.yaml", &gate);
-    let json = dir.path().join("r.json");
-    let out = common::ulpgate()
-        .env(seqsum::KERNEL_VAR, "parallel")
-        .arg("run")
-        .arg(&path)
-        .arg("--json-out")
-        .arg(&json)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    let cells = report["cells"].as_array().unwrap();
-    assert_eq!(cells.len(), 2 * 2 * 2);
-    for c in cells {
-        assert_eq!(c["status"], "OK", "{c}");
-        assert_eq!(c["device_b"]["kind"], "gpu", "{c}");
-        for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
-            assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric} differs by {diff}", c["id"]);
-        }
-    }
+    common::assert_bit_exact_with_env("[ciede, psnr_hvs]", 12, "422", seqsum::KERNEL_VAR, "parallel");
 }

@@ -316,34 +316,7 @@ fn frames_too_small_for_the_filters_are_skipped_with_libvmafs_reason() {
 /// 4:2:2 one.
 #[test]
 fn both_kernel_shapes_are_bit_exact_on_lavapipe_and_pocl() {
-    let dir = tempfile::tempdir().unwrap();
-    let gate = format!(
-        "{}features: [vif, float_vif]\nbackends:\n  cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  \
-         opencl: {{required: true}}\npairs: [[cpu, vulkan], [cpu, opencl]]\nfixtures:\n{}  - name: s10\n    \
-         synthetic: {{width: 97, height: 61, frames: 2, bit_depth: 10, chroma: \"422\", seed: 4}}\n",
-        common::HEADER,
-        common::FX_8BIT
-    );
-    let path = common::write(dir.path(), "g.yaml", &gate);
-    let json = dir.path().join("r.json");
     for shape in ["strip", "pixel"] {
-        let out = common::ulpgate()
-            .env(features::vif::SHAPE_VAR, shape)
-            .arg("run")
-            .arg(&path)
-            .arg("--json-out")
-            .arg(&json)
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(0), "{shape}: {}", String::from_utf8_lossy(&out.stderr));
-        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        let cells = report["cells"].as_array().unwrap();
-        assert_eq!(cells.len(), 8, "{shape}: 2 features x 2 pairs x 2 fixtures");
-        for c in cells {
-            assert_eq!(c["status"], "OK", "{shape}: {c}");
-            for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
-                assert_eq!(diff.as_f64(), Some(0.0), "{shape}: {}: {metric} differs by {diff}", c["id"]);
-            }
-        }
+        common::assert_bit_exact_with_env("[vif, float_vif]", 10, "422", features::vif::SHAPE_VAR, shape);
     }
 }

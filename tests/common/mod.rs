@@ -185,3 +185,33 @@ pub fn recorded(
     let src = |name: &str| FrameSource::Raw { path: dir.join(format!("{name}.yuv")), geometry };
     LoadedFixture::load(&src("ref"), &src(dist), frames).expect("a committed reference pair")
 }
+
+/// Runs `features` (YAML list) cpu vs lavapipe and cpu vs PoCL, both
+/// required, on the recorded 8-bit clip and a 97x61 synthetic fixture of
+/// `bit_depth` and `chroma`, through the binary with the environment
+/// variable `var` set to `value` (a kernel-shape switch), and asserts every
+/// cell OK on a GPU side with every metric bit for bit with the CPU.
+pub fn assert_bit_exact_with_env(features: &str, bit_depth: u8, chroma: &str, var: &str, value: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = format!(
+        "{HEADER}features: {features}\nbackends:\n  cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  \
+         opencl: {{required: true}}\npairs: [[cpu, vulkan], [cpu, opencl]]\nfixtures:\n{FX_8BIT}  - name: s\n    \
+         synthetic: {{width: 97, height: 61, frames: 2, bit_depth: {bit_depth}, chroma: \"{chroma}\", seed: 9}}\n"
+    );
+    let path = write(dir.path(), "g.yaml", &gate);
+    let json = dir.path().join("r.json");
+    let out = ulpgate().env(var, value).arg("run").arg(&path).arg("--json-out").arg(&json).output().unwrap();
+    let what = format!("{features} with {var}={value}");
+    assert_eq!(out.status.code(), Some(0), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let cells = report["cells"].as_array().unwrap();
+    let count = features.split(',').count();
+    assert_eq!(cells.len(), count * 2 * 2, "{what}: features x 2 pairs x 2 fixtures");
+    for c in cells {
+        assert_eq!(c["status"], "OK", "{what}: {c}");
+        assert_eq!(c["device_b"]["kind"], "gpu", "{what}: {c}");
+        for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
+            assert_eq!(diff.as_f64(), Some(0.0), "{what}: {}: {metric} differs by {diff}", c["id"]);
+        }
+    }
+}
