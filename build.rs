@@ -79,6 +79,7 @@ fn run() -> Result<(), String> {
 /// entry point.
 fn compile(path: &Path, name: &str) -> Result<Vec<u32>, String> {
     let source = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let source = expand_includes(&source, path)?;
     let shown = path.display().to_string();
     let mut module = if path.extension().is_some_and(|e| e == "wgsl") {
         naga::front::wgsl::parse_str(&source).map_err(|e| e.emit_to_string_with_path(&source, &shown))?
@@ -119,6 +120,37 @@ fn compile(path: &Path, name: &str) -> Result<Vec<u32>, String> {
     let pipeline = spv::PipelineOptions { shader_stage: naga::ShaderStage::Compute, entry_point: name.to_string() };
     let words = spv::write_vec(&module, &info, &options, Some(&pipeline)).map_err(|e| format!("{shown}: {e}"))?;
     no_contraction::decorate(&words).map_err(|e| format!("{shown}: {e}"))
+}
+
+/// Splices each `#include "<file>"` line of a kernel with
+/// `shaders/include/<file>` (one level: an included file includes nothing),
+/// so functions several kernels share (glibc's powf, VIF's log2 table
+/// lookups, the mirrored indices) are written once. naga then reports
+/// errors against the spliced text, with the kernel's path.
+fn expand_includes(source: &str, path: &Path) -> Result<String, String> {
+    let dir = path.parent().map(|d| d.join("include")).unwrap_or_default();
+    let mut out = String::with_capacity(source.len());
+    for (n, line) in source.lines().enumerate() {
+        match line.trim().strip_prefix("#include ") {
+            Some(file) => {
+                let file = file.trim().trim_matches('"');
+                let included = dir.join(file);
+                println!("cargo:rerun-if-changed={}", included.display());
+                let text = fs::read_to_string(&included).map_err(|e| {
+                    format!("{}:{}: #include \"{file}\": {}: {e}", path.display(), n + 1, included.display())
+                })?;
+                out.push_str(&text);
+                if !text.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+            None => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// GLSL's `barrier()` synchronises the work group and orders its shared

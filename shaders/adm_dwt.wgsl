@@ -17,15 +17,7 @@ var<immediate> pc: Params;
 
 @group(0) @binding(0) var<storage, read_write> bands: array<i32>;
 
-fn mirror(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return -x;
-    }
-    if (x >= n) {
-        return 2 * n - x - 1;
-    }
-    return x;
-}
+#include "adm_mirror.wgsl"
 
 fn lo_tap(k: i32) -> i64 {
     return i64(select(select(select(-4240, 7345, k == 2), 27411, k == 1), 15826, k == 0));

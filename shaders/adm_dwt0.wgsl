@@ -21,16 +21,7 @@ var<immediate> pc: Params;
 @group(0) @binding(1) var<storage, read> dis_words: array<u32>;
 @group(0) @binding(2) var<storage, read_write> bands: array<i32>;
 
-// dwt2_src_indices_filt: -1 reads 1, n reads n - 1, n + 1 reads n - 2.
-fn mirror(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return -x;
-    }
-    if (x >= n) {
-        return 2 * n - x - 1;
-    }
-    return x;
-}
+#include "adm_mirror.wgsl"
 
 // A store to int16_t: the low 16 bits, sign-extended.
 fn i16(x: i32) -> i32 {

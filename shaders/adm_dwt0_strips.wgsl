@@ -21,15 +21,7 @@ var<immediate> pc: Params;
 
 const STRIP: u32 = 16u;
 
-fn mirror(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return -x;
-    }
-    if (x >= n) {
-        return 2 * n - x - 1;
-    }
-    return x;
-}
+#include "adm_mirror.wgsl"
 
 // A store to int16_t: the low 16 bits, sign-extended.
 fn i16(x: i32) -> i32 {

@@ -19,15 +19,7 @@ var<immediate> pc: Params;
 
 const STRIP: u32 = 16u;
 
-fn mirror(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return -x;
-    }
-    if (x >= n) {
-        return 2 * n - x - 1;
-    }
-    return x;
-}
+#include "adm_mirror.wgsl"
 
 // Column col's vertical pass in i64, rounded by the scale's shift, as
 // (int32_t).

@@ -14,15 +14,7 @@ var<immediate> pc: Params;
 
 @group(0) @binding(0) var<storage, read_write> bands: array<f32>;
 
-fn mirror(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return -x;
-    }
-    if (x >= n) {
-        return 2 * n - x - 1;
-    }
-    return x;
-}
+#include "adm_mirror.wgsl"
 
 fn tap(high: bool, k: i32) -> f32 {
     var lo = array<u32, 4>(0x3ef746eau, 0x3f5625efu, 0x3e6585f8u, 0xbe0483eeu);

@@ -21,15 +21,7 @@ var<immediate> pc: Params;
 @group(0) @binding(1) var<storage, read> dis_words: array<u32>;
 @group(0) @binding(2) var<storage, read_write> bands: array<f32>;
 
-fn mirror(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return -x;
-    }
-    if (x >= n) {
-        return 2 * n - x - 1;
-    }
-    return x;
-}
+#include "adm_mirror.wgsl"
 
 // dwt2_db2_coeffs_lo_s / _hi_s as their f32 bits.
 fn tap(high: bool, k: i32) -> f32 {

@@ -18,15 +18,7 @@ var<immediate> pc: Params;
 
 const STRIP: u32 = 16u;
 
-fn mirror(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return -x;
-    }
-    if (x >= n) {
-        return 2 * n - x - 1;
-    }
-    return x;
-}
+#include "adm_mirror.wgsl"
 
 // dwt2_db2_coeffs_lo_s (high false) or _hi_s, as their f32 bits: the sum
 // starts at 0 and adds the four products in order, each rounded.

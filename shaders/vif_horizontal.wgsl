@@ -28,36 +28,8 @@ const SIGMA_NSQ: i32 = 131072;
 
 var<workgroup> part: array<u32, 2048>;
 
-fn mirror(i: i32, n: i32) -> u32 {
-    var m = i;
-    if (i < 0) {
-        m = -i;
-    } else if (i >= n) {
-        m = 2 * (n - 1) - i;
-    }
-    return u32(clamp(m, 0, n - 1));
-}
-
-// Leading zeros of a u64 from its halves (naga has no 64-bit
-// countLeadingZeros: shaders/README.md).
-fn clz64(x: u64) -> u32 {
-    let hi = u32(x >> 32u);
-    if (hi != 0u) {
-        return countLeadingZeros(hi);
-    }
-    return 32u + countLeadingZeros(u32(x & 0xfffffffflu));
-}
-
-// integer_vif.h log2_32 (v >= 2^16) and log2_64 (v >= 2^17).
-fn log2_32(v: u32) -> i32 {
-    let k = 16 - i32(countLeadingZeros(v));
-    return i32(table[v >> u32(k)]) + 2048 * k;
-}
-
-fn log2_64(v: u64) -> i32 {
-    let k = 48 - i32(clz64(v));
-    return i32(table[u32(v >> u32(k))]) + 2048 * k;
-}
+#include "vif_mirror.wgsl"
+#include "vif_log2.wgsl"
 
 @compute @workgroup_size(256, 1, 1)
 fn main(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) group: vec3<u32>,

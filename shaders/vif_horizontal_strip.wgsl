@@ -36,33 +36,8 @@ struct Sums {
     den_non_log: u64,
 }
 
-fn mirror(i: i32, n: i32) -> u32 {
-    var m = i;
-    if (i < 0) {
-        m = -i;
-    } else if (i >= n) {
-        m = 2 * (n - 1) - i;
-    }
-    return u32(clamp(m, 0, n - 1));
-}
-
-fn clz64(x: u64) -> u32 {
-    let hi = u32(x >> 32u);
-    if (hi != 0u) {
-        return countLeadingZeros(hi);
-    }
-    return 32u + countLeadingZeros(u32(x & 0xfffffffflu));
-}
-
-fn log2_32(v: u32) -> i32 {
-    let k = 16 - i32(countLeadingZeros(v));
-    return i32(table[v >> u32(k)]) + 2048 * k;
-}
-
-fn log2_64(v: u64) -> i32 {
-    let k = 48 - i32(clz64(v));
-    return i32(table[u32(v >> u32(k))]) + 2048 * k;
-}
+#include "vif_mirror.wgsl"
+#include "vif_log2.wgsl"
 
 // A u64 sum of c·v over the taps from its two u32 halves: the sums of c
 // times v's low and high 16 bits (each below 65536 · 65535, the taps

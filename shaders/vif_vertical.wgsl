@@ -26,16 +26,7 @@ var<immediate> pc: Params;
 @group(0) @binding(3) var<storage, read_write> vsum: array<u32>;
 @group(0) @binding(4) var<storage, read_write> vsub: array<u32>;
 
-// integer_vif.c's border rule, clamped after (see kernels/vif.cl).
-fn mirror(i: i32, n: i32) -> u32 {
-    var m = i;
-    if (i < 0) {
-        m = -i;
-    } else if (i >= n) {
-        m = 2 * (n - 1) - i;
-    }
-    return u32(clamp(m, 0, n - 1));
-}
+#include "vif_mirror.wgsl"
 
 // Sample i: 1 byte (format 0), a u16 (format 1) or a u32 (format 2).
 fn sample_ref(i: u32) -> u32 {
