@@ -131,6 +131,8 @@ const POWF_25_7: f32 = 0x1.6bcc420000000p+32f;
 const KSUB_L: f32 = 0x1.4ccccc0000000p-1f;
 // END GENERATED
 
+#include "widen.wgsl"
+
 fn table(i: u32) -> f64 {
     return table2[i >> 1u][i & 1u];
 }
@@ -214,7 +216,7 @@ fn pow_pos(x: f64, y: f64) -> f64 {
 }
 
 fn pow7_dd(cf: f32) -> DD {
-    let c = f64(cf);
+    let c = widen(cf);
     let c2 = c * c;
     let c4 = two_prod(c2, c2);
     let h6 = two_prod(c4.hi, c2);
@@ -226,7 +228,7 @@ fn pow7_dd(cf: f32) -> DD {
 fn dd_to_f32(h: f64, e: f64) -> f32 {
     let f = f32(h);
     if (bitcast<u64>(h) & 0x1FFFFFFFlu) == 0x10000000lu && e != 0.0lf {
-        let back = f64(f);
+        let back = widen(f);
         if e > 0.0lf && back < h {
             return bitcast<f32>(bitcast<u32>(f) + 1u);
         }
@@ -339,8 +341,8 @@ fn dd_sub(ah: f64, al: f64, bh: f64, bl: f64) -> DD {
 }
 
 fn atan2_sw(y: f32, x: f32) -> f64 {
-    let ay = f64(abs(y));
-    let ax = f64(abs(x));
+    let ay = widen(abs(y));
+    let ax = widen(abs(x));
     let swap = ay > ax;
     var num = ay;
     var den = ax;
@@ -379,13 +381,13 @@ fn div_rn(a: f32, b: f32) -> f32 {
     }
     let x = abs(a);
     var q = x / b;
-    let r = f64(x) - f64(q) * f64(b);
+    let r = widen(x) - widen(q) * widen(b);
     q = q + f32(r) / b;
     let up = bitcast<f32>(bitcast<u32>(q) + 1u);
     let down = bitcast<f32>(bitcast<u32>(q) - 1u);
-    if (f64(q) + f64(up)) * 0.5lf * f64(b) < f64(x) {
+    if (widen(q) + widen(up)) * 0.5lf * widen(b) < widen(x) {
         q = up;
-    } else if (f64(q) + f64(down)) * 0.5lf * f64(b) > f64(x) {
+    } else if (widen(q) + widen(down)) * 0.5lf * widen(b) > widen(x) {
         q = down;
     }
     if a < 0.0 {
@@ -428,9 +430,9 @@ fn lab_color(ys: u32, us: u32, vs: u32) -> Lab {
     let x = r * XYZ_XR + g * XYZ_XG + b * XYZ_XB;
     let yy = r * XYZ_YR + g * XYZ_YG + b * XYZ_YB;
     let z = r * XYZ_ZR + g * XYZ_ZG + b * XYZ_ZB;
-    let lx = f64(xyz_to_lab_map(x * INV_XN));
-    let ly = f64(xyz_to_lab_map(yy));
-    let lz = f64(xyz_to_lab_map(z * INV_ZN));
+    let lx = widen(xyz_to_lab_map(x * INV_XN));
+    let ly = widen(xyz_to_lab_map(yy));
+    let lz = widen(xyz_to_lab_map(z * INV_ZN));
     return Lab(f32(116.0lf * ly - 16.0lf), f32(500.0lf * (lx - ly)), f32(200.0lf * (ly - lz)));
 }
 
@@ -440,7 +442,7 @@ fn h_prime(x: f32, y: f32) -> f32 {
     }
     let hue = f32(atan2_sw(x, y));
     if hue < 0.0 {
-        return f32(f64(hue) + TWO_PI);
+        return f32(widen(hue) + TWO_PI);
     }
     return hue;
 }
@@ -449,39 +451,39 @@ fn delta_h_prime(c1: f32, c2: f32, h1: f32, h2: f32) -> f32 {
     if c1 == 0.0 || c2 == 0.0 {
         return 0.0;
     }
-    if f64(abs(h1 - h2)) <= PI_D {
+    if widen(abs(h1 - h2)) <= PI_D {
         return h2 - h1;
     }
     if h2 <= h1 {
-        return f32(f64(h2 - h1) + TWO_PI);
+        return f32(widen(h2 - h1) + TWO_PI);
     }
-    return f32(f64(h2 - h1) - TWO_PI);
+    return f32(widen(h2 - h1) - TWO_PI);
 }
 
 fn upcase_h_bar_prime(h1: f32, h2: f32) -> f32 {
-    if abs(f64(h1 - h2)) > PI_D {
-        return f32((f64(h1 + h2) + TWO_PI) / 2.0lf);
+    if abs(widen(h1 - h2)) > PI_D {
+        return f32((widen(h1 + h2) + TWO_PI) / 2.0lf);
     }
-    return f32(f64(h1 + h2) / 2.0lf);
+    return f32(widen(h1 + h2) / 2.0lf);
 }
 
 fn upcase_t(hf: f32) -> f32 {
-    let h = f64(hf);
+    let h = widen(hf);
     return f32(1.0lf - T_1 * cos_sw(h - PI_6) + T_2 * cos_sw(2.0lf * h) + T_3 * cos_sw(3.0lf * h + PI_30) - T_4 * cos_sw(4.0lf * h - PI7_20));
 }
 
 fn r_sub_t(c_bar_prime: f32, h: f32) -> f32 {
-    let to_degrees = f32(f64(h) * RAD_TO_DEG);
-    let degrees = f32((f64(to_degrees) - 275.0lf) * INV_25);
+    let to_degrees = f32(widen(h) * RAD_TO_DEG);
+    let degrees = f32((widen(to_degrees) - 275.0lf) * INV_25);
     let c7 = powf7(c_bar_prime);
     let ratio = div_rn(c7, c7 + POWF_25_7);
-    let e = 60.0lf * exp_dd(f64(-(degrees * degrees)), 0.0lf);
-    let radians = f32(f64(f32(e)) * DEG_TO_RAD);
-    return f32(-2.0lf * sqrt_sw(f64(ratio)) * sin_sw(f64(radians)));
+    let e = 60.0lf * exp_dd(widen(-(degrees * degrees)), 0.0lf);
+    let radians = f32(widen(f32(e)) * DEG_TO_RAD);
+    return f32(-2.0lf * sqrt_sw(widen(ratio)) * sin_sw(widen(radians)));
 }
 
 fn sq(v: f32) -> f64 {
-    return f64(v) * f64(v);
+    return widen(v) * widen(v);
 }
 
 fn ciede2000(c1: Lab, c2: Lab) -> f32 {
@@ -492,27 +494,27 @@ fn ciede2000(c1: Lab, c2: Lab) -> f32 {
     let c_bar = (chroma1 + chroma2) / 2.0;
     let c7 = pow7_dd(c_bar).hi;
     let g = 1.0lf - sqrt_sw(div_sw(c7, c7 + POW_25_7));
-    let a_prime_1 = f32(f64(c1.a) + f64(c1.a / 2.0) * g);
-    let a_prime_2 = f32(f64(c2.a) + f64(c2.a / 2.0) * g);
+    let a_prime_1 = f32(widen(c1.a) + widen(c1.a / 2.0) * g);
+    let a_prime_2 = f32(widen(c2.a) + widen(c2.a / 2.0) * g);
     let c_prime_1 = f32(sqrt_sw(sq(a_prime_1) + sq(c1.b)));
     let c_prime_2 = f32(sqrt_sw(sq(a_prime_2) + sq(c2.b)));
     let c_bar_prime = (c_prime_1 + c_prime_2) / 2.0;
     let delta_c_prime = c_prime_2 - c_prime_1;
     let l50 = sq(l_bar - 50.0);
     let s_sub_l = f32(1.0lf + div_sw(K_SL * l50, sqrt_sw(20.0lf + l50)));
-    let s_sub_c = f32(1.0lf + K_SC * f64(c_bar_prime));
+    let s_sub_c = f32(1.0lf + K_SC * widen(c_bar_prime));
     let h_prime_1 = h_prime(c1.b, a_prime_1);
     let h_prime_2 = h_prime(c2.b, a_prime_2);
     let delta_h = delta_h_prime(chroma1, chroma2, h_prime_1, h_prime_2);
-    let delta_upcase_h = f32(2.0lf * sqrt_sw(f64(c_prime_1 * c_prime_2)) * sin_sw(f64(delta_h) / 2.0lf));
+    let delta_upcase_h = f32(2.0lf * sqrt_sw(widen(c_prime_1 * c_prime_2)) * sin_sw(widen(delta_h) / 2.0lf));
     let h_bar = upcase_h_bar_prime(h_prime_1, h_prime_2);
     let t = upcase_t(h_bar);
-    let s_sub_upcase_h = f32(1.0lf + K_SL * f64(c_bar_prime) * f64(t));
+    let s_sub_upcase_h = f32(1.0lf + K_SL * widen(c_bar_prime) * widen(t));
     let r_t = r_sub_t(c_bar_prime, h_bar);
     let lightness = div_rn(delta_l_prime, KSUB_L * s_sub_l);
     let chroma = div_rn(delta_c_prime, 1.0 * s_sub_c);
     let hue = div_rn(delta_upcase_h, 4.0 * s_sub_upcase_h);
-    return f32(sqrt_sw(sq(lightness) + sq(chroma) + sq(hue) + f64(r_t * chroma * hue)));
+    return f32(sqrt_sw(sq(lightness) + sq(chroma) + sq(hue) + widen(r_t * chroma * hue)));
 }
 
 fn sample(words_ref: bool, i: u32) -> u32 {

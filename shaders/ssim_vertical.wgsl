@@ -47,6 +47,8 @@ struct Params {
 var<immediate> pc: Params;
 
 // The next double above / below a finite x.
+#include "widen.wgsl"
+
 fn next_up(x: f64) -> f64 {
     if (x == 0.0lf) {
         return bitcast<f64>(1lu);
@@ -111,20 +113,20 @@ fn div_rn(a: f64, b: f64) -> f64 {
 // neighbour (midpoints have 25 bits: their squares are exact doubles, and
 // never equal a float, so there are no ties).
 fn sqrt_rn(x: f32) -> f32 {
-    var r = f32(sqrt(f64(x)));
+    var r = f32(sqrt(widen(x)));
     if (!(x > 0.0)) {
         return r;
     }
-    let xd = f64(x);
+    let xd = widen(x);
     for (var i = 0; i < 4; i++) {
         let up = bitcast<f32>(bitcast<u32>(r) + 1u);
-        let mu = (f64(r) + f64(up)) * 0.5lf;
+        let mu = (widen(r) + widen(up)) * 0.5lf;
         if (xd > mu * mu) {
             r = up;
             continue;
         }
         let dn = bitcast<f32>(bitcast<u32>(r) - 1u);
-        let md = (f64(r) + f64(dn)) * 0.5lf;
+        let md = (widen(r) + widen(dn)) * 0.5lf;
         if (xd < md * md) {
             r = dn;
             continue;
@@ -146,11 +148,11 @@ fn write_terms(f: array<f32, 5>, x: u32, y: u32) {
     let s12 = f[4] - mu1 * mu2;
     let srsc = sqrt_rn(s11 * s22);
     let l_den = mu1 * mu1 + mu2 * mu2 + pc.c1;
-    let l = div_rn(2.0lf * f64(mu1) * f64(mu2) + f64(pc.c1), f64(l_den));
+    let l = div_rn(2.0lf * widen(mu1) * widen(mu2) + widen(pc.c1), widen(l_den));
     let c_den = s11 + s22 + pc.c2;
-    let c = div_rn(2.0lf * f64(srsc) + f64(pc.c2), f64(c_den));
+    let c = div_rn(2.0lf * widen(srsc) + widen(pc.c2), widen(c_den));
     let clamped = select(s12, 0.0, s12 < 0.0 && srsc <= 0.0);
-    let s = f64(f32(div_rn(f64(clamped + pc.c3), f64(srsc + pc.c3))));
+    let s = widen(f32(div_rn(widen(clamped + pc.c3), widen(srsc + pc.c3))));
     let n = pc.width * pc.rows;
     var o = pc.terms_offset + y * pc.width + x;
     if ((pc.mask & 1u) != 0u) {
@@ -200,7 +202,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             win[11u * p + 10u] = planes[p * plane + (y + 10u) * pc.width + x];
             var sum = 0.0lf;
             for (var t = 0u; t < 11u; t++) {
-                sum = sum + f64(win[11u * p + t] * k[t]);
+                sum = sum + widen(win[11u * p + t] * k[t]);
             }
             f[p] = f32(sum);
         }
