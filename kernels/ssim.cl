@@ -181,13 +181,18 @@ FUNC double ssim_div(double a, double b)
 }
 
 /* ---------------------------------------------------------------------
- * ssim_vertical: _iqa_convolve's vertical pass over the five horizontal
- * planes, then _iqa_ssim's default-path terms of the pixel (core.rs
- * pixel_terms), written for each metric of mask (bit 0: l*c*s, 1: l, 2:
- * c, 3: s) at terms[terms_offset + k * n + y * width + x].
+ * ssim_vertical / ssim_vertical_strips: _iqa_convolve's vertical pass over
+ * the five horizontal planes, then _iqa_ssim's default-path terms of the
+ * pixel (core.rs pixel_terms), written for each metric of mask (bit 0:
+ * l*c*s, 1: l, 2: c, 3: s), the k-th written at terms[terms_offset + k * n
+ * + y * width + x], and partial sums of the terms, their magnitudes and
+ * (n - raster index) * magnitude, added in double, the k-th metric's at
+ * partials[partials_offset + 3 * (k * count + j)] (ssim_total adds them;
+ * sums.rs bounds the order's error).
  * --------------------------------------------------------------------- */
-FUNC void ssim_terms(const float *f, GLOBAL double *terms, ulp_u32 x, ulp_u32 y, ulp_u32 width, ulp_u32 rows,
-                     ulp_u32 mask, ulp_u32 terms_offset, float c1, float c2, float c3)
+
+/* The pixel's terms {l*c*s, l, c, s} from its five filtered values. */
+FUNC void ssim_pixel_terms(const float *f, float c1, float c2, float c3, double *v)
 {
     const float mu1 = f[0], mu2 = f[1];
     float s11 = SUB_RN(f[2], MUL_RN(mu1, mu1));
@@ -205,35 +210,104 @@ FUNC void ssim_terms(const float *f, GLOBAL double *terms, ulp_u32 x, ulp_u32 y,
     /* A float division as a correctly rounded double one, rounded to float:
      * the same value (53 >= 2 * 24 + 2). */
     const double s = (double)(float)ssim_div((double)ADD_RN(clamped, c3), (double)ADD_RN(srsc, c3));
-    const ulp_u32 n = width * rows;
-    ulp_u32 o = terms_offset + y * width + x;
-    if (mask & 1u) {
-        terms[o] = SSIM_DMUL(SSIM_DMUL(l, c), s);
-        o += n;
-    }
-    if (mask & 2u) {
-        terms[o] = l;
-        o += n;
-    }
-    if (mask & 4u) {
-        terms[o] = c;
-        o += n;
-    }
-    if (mask & 8u)
-        terms[o] = s;
+    v[0] = SSIM_DMUL(SSIM_DMUL(l, c), s);
+    v[1] = l;
+    v[2] = c;
+    v[3] = s;
 }
 
-KERNEL ssim_vertical(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms, ulp_u32 width,
-                     ulp_u32 rows, ulp_u32 mask, ulp_u32 terms_offset, float c1, float c2, float c3, ulp_u32 strip)
+/* The vertical pass of plane value window win (11 rows) and the taps. */
+FUNC float ssim_vertical_sum(const float *win, const float *k)
 {
-    /* Rows y = strip * GLOBAL_ID(1) + j, j < strip, each plane value read
-     * once into a sliding window (strip 1 on GPUs). */
+    double sum = 0.0;
+    for (int t = 0; t < 11; t++)
+        sum = SSIM_DADD(sum, (double)MUL_RN(win[t], k[t]));
+    return (float)sum;
+}
+
+#define SSIM_WG_X 64
+#define SSIM_WG 256
+
+/* The GPUs' shape: one pixel per work item (x, y) in groups of 64 x 4;
+ * each group adds each of its rows' 64 terms with a fixed tree (strides 32
+ * .. 1; pixels outside the map add 0) into partial j = y * blocks + bx,
+ * blocks = ceil(width / 64), bx the group's column (count = rows * blocks).
+ * strip is ssim_vertical_strips' (unused here). */
+KERNEL ssim_vertical(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms,
+                     GLOBAL double *partials, ulp_u32 width, ulp_u32 rows, ulp_u32 mask, ulp_u32 terms_offset,
+                     float c1, float c2, float c3, ulp_u32 strip, ulp_u32 partials_offset, ulp_u32 count)
+{
+    LOCAL double red[3 * SSIM_WG];
+    (void)strip;
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    const ulp_u32 lx = LOCAL_ID(0), li = LOCAL_ID(1) * SSIM_WG_X + lx;
+    const int active = x < width && y < rows;
+    const ulp_u32 n = width * rows, plane = width * (rows + 10u);
+    double v[4] = {0.0, 0.0, 0.0, 0.0};
+    double weight = 0.0;
+    /* No early return: every work item reaches the barriers below. */
+    if (active) {
+        float k[11], f[5];
+        for (int t = 0; t < 11; t++)
+            k[t] = taps[t];
+        for (int p = 0; p < 5; p++) {
+            float win[11];
+            for (int t = 0; t < 11; t++)
+                win[t] = planes[(ulp_u32)p * plane + (y + (ulp_u32)t) * width + x];
+            f[p] = ssim_vertical_sum(win, k);
+        }
+        ssim_pixel_terms(f, c1, c2, c3, v);
+        const ulp_u32 i = y * width + x;
+        weight = (double)(n - i);
+        ulp_u32 o = terms_offset + i;
+        for (int b = 0; b < 4; b++)
+            if (mask & (1u << b)) {
+                terms[o] = v[b];
+                o += n;
+            }
+    }
+    const ulp_u32 blocks = (width + SSIM_WG_X - 1u) / SSIM_WG_X;
+    ulp_u32 at = partials_offset + 3u * (y * blocks + GROUP_ID(0));
+    for (int b = 0; b < 4; b++) {
+        if (!(mask & (1u << b)))
+            continue; /* uniform over the group */
+        const double a = SSIM_FABS(v[b]);
+        red[li] = v[b];
+        red[SSIM_WG + li] = a;
+        red[2 * SSIM_WG + li] = SSIM_DMUL(weight, a);
+        BARRIER();
+        for (ulp_u32 stride = SSIM_WG_X / 2; stride > 0u; stride >>= 1) {
+            if (lx < stride) {
+                red[li] = SSIM_DADD(red[li], red[li + stride]);
+                red[SSIM_WG + li] = SSIM_DADD(red[SSIM_WG + li], red[SSIM_WG + li + stride]);
+                red[2 * SSIM_WG + li] = SSIM_DADD(red[2 * SSIM_WG + li], red[2 * SSIM_WG + li + stride]);
+            }
+            BARRIER();
+        }
+        if (lx == 0u && y < rows) {
+            partials[at] = red[li];
+            partials[at + 1u] = red[SSIM_WG + li];
+            partials[at + 2u] = red[2 * SSIM_WG + li];
+        }
+        at += 3u * count;
+    }
+}
+
+/* The CPU drivers' shape: work item (x, i) walks rows y = strip * i + j, j
+ * < strip, of column x top to bottom, each plane value read once into a
+ * sliding window, and adds its terms top to bottom into partial j = i *
+ * width + x (count = ceil(rows / strip) * width). */
+KERNEL ssim_vertical_strips(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms,
+                            GLOBAL double *partials, ulp_u32 width, ulp_u32 rows, ulp_u32 mask, ulp_u32 terms_offset,
+                            float c1, float c2, float c3, ulp_u32 strip, ulp_u32 partials_offset, ulp_u32 count)
+{
     const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * strip;
     if (x >= width || y0 >= rows)
         return;
     const ulp_u32 y1 = y0 + strip < rows ? y0 + strip : rows;
-    const ulp_u32 plane = width * (rows + 10u);
+    const ulp_u32 n = width * rows, plane = width * (rows + 10u);
     float k[11], win[5][11];
+    double acc[12];
 #pragma unroll
     for (int t = 0; t < 11; t++)
         k[t] = taps[t];
@@ -243,52 +317,49 @@ KERNEL ssim_vertical(GLOBAL const float *planes, GLOBAL const float *taps, GLOBA
         for (int t = 0; t < 10; t++)
             win[p][t + 1] = planes[(ulp_u32)p * plane + (y0 + (ulp_u32)t) * width + x];
     }
+#pragma unroll
+    for (int b = 0; b < 12; b++)
+        acc[b] = 0.0;
     for (ulp_u32 y = y0; y < y1; y++) {
         float f[5];
+        double v[4];
 #pragma unroll
         for (int p = 0; p < 5; p++) {
 #pragma unroll
             for (int t = 0; t < 10; t++)
                 win[p][t] = win[p][t + 1];
             win[p][10] = planes[(ulp_u32)p * plane + (y + 10u) * width + x];
-            double sum = 0.0;
-#pragma unroll
-            for (int t = 0; t < 11; t++)
-                sum = SSIM_DADD(sum, (double)MUL_RN(win[p][t], k[t]));
-            f[p] = (float)sum;
+            f[p] = ssim_vertical_sum(win[p], k);
         }
-        ssim_terms(f, terms, x, y, width, rows, mask, terms_offset, c1, c2, c3);
+        ssim_pixel_terms(f, c1, c2, c3, v);
+        const ulp_u32 i = y * width + x;
+        const double weight = (double)(n - i);
+        ulp_u32 o = terms_offset + i;
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+            if (mask & (1u << b)) {
+                const double a = SSIM_FABS(v[b]);
+                terms[o] = v[b];
+                o += n;
+                acc[3 * b] = SSIM_DADD(acc[3 * b], v[b]);
+                acc[3 * b + 1] = SSIM_DADD(acc[3 * b + 1], a);
+                acc[3 * b + 2] = SSIM_DADD(acc[3 * b + 2], SSIM_DMUL(weight, a));
+            }
     }
+    ulp_u32 at = partials_offset + 3u * (GLOBAL_ID(1) * width + x);
+#pragma unroll
+    for (int b = 0; b < 4; b++)
+        if (mask & (1u << b)) {
+            partials[at] = acc[3 * b];
+            partials[at + 1u] = acc[3 * b + 1];
+            partials[at + 2u] = acc[3 * b + 2];
+            at += 3u * count;
+        }
 }
 
 /* ---------------------------------------------------------------------
- * ssim_rows: per map row y and metric m (GLOBAL_ID 0 and 1), the row's sum
- * of terms, of their magnitudes, and of (n - i) * |term_i|, in raster
- * order, at partials[partials_offset + 3 * (m * rows + y)].
- * --------------------------------------------------------------------- */
-KERNEL ssim_rows(GLOBAL const double *terms, GLOBAL double *partials, ulp_u32 width, ulp_u32 rows,
-                 ulp_u32 terms_offset, ulp_u32 partials_offset)
-{
-    const ulp_u32 y = GLOBAL_ID(0), m = GLOBAL_ID(1);
-    if (y >= rows)
-        return;
-    const ulp_u32 n = width * rows, first = y * width, at = terms_offset + m * n + first;
-    double sum = 0.0, mag = 0.0, weighted = 0.0;
-    for (ulp_u32 x = 0; x < width; x++) {
-        const double p = terms[at + x], a = SSIM_FABS(p);
-        sum = SSIM_DADD(sum, p);
-        mag = SSIM_DADD(mag, a);
-        weighted = SSIM_DADD(weighted, SSIM_DMUL((double)(n - first - x), a));
-    }
-    const ulp_u32 o = partials_offset + 3u * (m * rows + y);
-    partials[o] = sum;
-    partials[o + 1u] = mag;
-    partials[o + 2u] = weighted;
-}
-
-/* ---------------------------------------------------------------------
- * ssim_total: work group e adds metric entry e's row partials (each work
- * item its rows in order, then a tree), checks that the float mean is the
+ * ssim_total: work group e adds metric entry e's partials (each work
+ * item its partials in order, then a tree), checks that the float mean is the
  * same anywhere within 4 x the host's error bound of the sum, and when it
  * is not, adds the terms one after the other in raster order as libvmaf
  * does (always, with `sequential`). results[5 e ..] = sum, magnitudes,
@@ -321,13 +392,13 @@ KERNEL ssim_total(GLOBAL const double *terms, GLOBAL const double *partials, GLO
     const ulp_u32 e = GROUP_ID(0), lid = LOCAL_ID(0);
     if (e >= count)
         return; /* uniform over the group */
-    const ulp_u32 terms_at = entries[4u * e], rows_at = entries[4u * e + 1u];
-    const ulp_u32 width = entries[4u * e + 2u], rows = entries[4u * e + 3u];
+    const ulp_u32 terms_at = entries[5u * e], parts_at = entries[5u * e + 1u];
+    const ulp_u32 width = entries[5u * e + 2u], rows = entries[5u * e + 3u], parts = entries[5u * e + 4u];
     double s = 0.0, a = 0.0, w = 0.0;
-    for (ulp_u32 r = lid; r < rows; r += SSIM_TOTAL_WG) {
-        s = SSIM_DADD(s, partials[rows_at + 3u * r]);
-        a = SSIM_DADD(a, partials[rows_at + 3u * r + 1u]);
-        w = SSIM_DADD(w, partials[rows_at + 3u * r + 2u]);
+    for (ulp_u32 r = lid; r < parts; r += SSIM_TOTAL_WG) {
+        s = SSIM_DADD(s, partials[parts_at + 3u * r]);
+        a = SSIM_DADD(a, partials[parts_at + 3u * r + 1u]);
+        w = SSIM_DADD(w, partials[parts_at + 3u * r + 2u]);
     }
     red[lid] = s;
     red[SSIM_TOTAL_WG + lid] = a;

@@ -3,10 +3,11 @@
 // sequential loop makes (contract: SSIM_TOTAL in src/features/ssim/gpu.rs;
 // the argument in src/features/ssim/sums.rs).
 //
-// Work group e handles metric entry e of the layout (4 uints: the offset of
-// its first term, of its first row triple of ssim_rows' partials, the map's
-// width and its rows). It adds the rows' sums, magnitudes and weighted
-// magnitudes (each thread its rows in order, then a tree), and writes them
+// Work group e handles metric entry e of the layout (5 uints: the offset of
+// its first term, of its first partial triple of ssim_vertical(_strips),
+// the map's width, its rows, and its count of partial triples). It adds
+// the partials' sums, magnitudes and weighted magnitudes (each thread its
+// partials in order, then a tree), and writes them
 // to results[5 e ..]: sum T, magnitudes A, weighted W. libvmaf's sequential
 // f64 sum S lies within E = 2^-53 (1.01 W + 1.01 (width + rows + 16) A) of
 // T; if every value in [T - 4E, T + 4E] gives the same float mean S / n,
@@ -55,17 +56,18 @@ void main() {
     if (e >= pc.count) {
         return; // uniform over the group
     }
-    uint terms_at = entries[4u * e];
-    uint rows_at = entries[4u * e + 1u];
-    uint width = entries[4u * e + 2u];
-    uint rows = entries[4u * e + 3u];
+    uint terms_at = entries[5u * e];
+    uint parts_at = entries[5u * e + 1u];
+    uint width = entries[5u * e + 2u];
+    uint rows = entries[5u * e + 3u];
+    uint parts = entries[5u * e + 4u];
     double s = double(0.0);
     double a = double(0.0);
     double w = double(0.0);
-    for (uint r = lid; r < rows; r += 256u) {
-        s += partials[rows_at + 3u * r];
-        a += partials[rows_at + 3u * r + 1u];
-        w += partials[rows_at + 3u * r + 2u];
+    for (uint r = lid; r < parts; r += 256u) {
+        s += partials[parts_at + 3u * r];
+        a += partials[parts_at + 3u * r + 1u];
+        w += partials[parts_at + 3u * r + 2u];
     }
     red[lid] = s;
     red[256u + lid] = a;

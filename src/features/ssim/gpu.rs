@@ -7,10 +7,11 @@
 //! operations, so every term is bit-identical; the totals are libvmaf's
 //! sequential sums, bit for bit, by the argument in `sums.rs`.
 //!
-//! Per frame and map: ssim_horizontal, ssim_vertical and ssim_rows; per
-//! frame: ssim_convert, one ssim_decimate per level, one ssim_total for
-//! every metric of every map, and one download of 40 bytes per metric.
-//! Every buffer is allocated once per slot.
+//! Per frame and map: ssim_horizontal and ssim_vertical (or, on CPU
+//! drivers, ssim_vertical_strips), which also writes the terms' partial
+//! sums; per frame: ssim_convert, one ssim_decimate per level, one
+//! ssim_total for every metric of every map, and one download of 40 bytes
+//! per metric. Every buffer is allocated once per slot.
 
 use super::core::{Sums, map_dims, mean};
 use super::sums::{DeviceSum, resolve};
@@ -59,23 +60,48 @@ pub static SSIM_DECIMATE_STRIPS: KernelSpec =
 pub static SSIM_HORIZONTAL: KernelSpec =
     KernelSpec { name: "ssim_horizontal", family: "ssim", workgroup: [64, 4, 1], buffers: 3, scalars: 3 };
 
-/// `ssim_vertical`: the vertical pass over the five horizontal planes
-/// (`(float)Σ_t (double)(plane[y + t][x] * taps[t])`), then the pixel's
-/// terms exactly as [`super::core::pixel_terms`] (divisions and square
-/// root correctly rounded on every device: the WGSL dialect corrects the
-/// device's own), written for each metric of `mask` (bit 0: l c s, 1: l,
-/// 2: c, 3: s), the k-th at `terms[offset + k n + y width + x]`. Work
-/// item `(x, i)` writes rows `y = strip i + j`, `j < strip`, top to bottom
-/// ([`Shape`]: 1 on GPUs). Launch `[⌈width/64⌉, ⌈⌈rows/strip⌉/4⌉, 1]`.
-/// Buffers: planes (5 x (rows + 10) x width f32), taps (11 f32), terms
-/// (f64). Scalars: width, rows (the map's), mask, offset, C1, C2, C3
-/// (f32), strip.
+/// `ssim_vertical` (the GPUs' shape): the vertical pass over the five
+/// horizontal planes (`(float)Σ_t (double)(plane[y + t][x] * taps[t])`),
+/// then the pixel's terms exactly as [`super::core::pixel_terms`]
+/// (divisions and square root correctly rounded on every device: the WGSL
+/// dialect corrects the device's own), written for each metric of `mask`
+/// (bit 0: l c s, 1: l, 2: c, 3: s), the k-th at `terms[offset + k n + y
+/// width + x]`; and the partial sums ssim_total adds: for each metric, the
+/// sum of terms, of magnitudes and of `(n - raster index) |term|` (f64),
+/// the k-th metric's j-th triple at `partials[partials_offset + 3 (k
+/// count + j)]`. Work item `(x, y)` computes one pixel; its group adds
+/// each of its rows' 64 pixels with a fixed tree (strides 32 .. 1) into
+/// partial `j = y ⌈width/64⌉ + group x` (`count = rows ⌈width/64⌉`). Launch
+/// `[⌈width/64⌉, ⌈rows/4⌉, 1]`. Buffers: planes (5 x (rows + 10) x width
+/// f32), taps (11 f32), terms, partials (f64). Scalars: width, rows (the
+/// map's), mask, offset, C1, C2, C3 (f32), strip (1; unused),
+/// partials_offset, count.
 pub static SSIM_VERTICAL: KernelSpec =
-    KernelSpec { name: "ssim_vertical", family: "ssim", workgroup: [64, 4, 1], buffers: 3, scalars: 8 };
+    KernelSpec { name: "ssim_vertical", family: "ssim", workgroup: [64, 4, 1], buffers: 4, scalars: 10 };
+
+/// `ssim_vertical_strips` (the CPU drivers' shape, [`Shape`]):
+/// [`SSIM_VERTICAL`]'s terms, bit for bit, from work item `(x, i)` walking
+/// rows `y = strip i + j`, `j < strip`, of column x top to bottom, each
+/// plane value read once into a sliding window; its partial `j = i width +
+/// x` adds its terms top to bottom (`count = ⌈rows/strip⌉ width`). Launch
+/// `[⌈width/64⌉, ⌈⌈rows/strip⌉/4⌉, 1]`; buffers and scalars as
+/// [`SSIM_VERTICAL`].
+pub static SSIM_VERTICAL_STRIPS: KernelSpec =
+    KernelSpec { name: "ssim_vertical_strips", family: "ssim", workgroup: [64, 4, 1], buffers: 4, scalars: 10 };
+
+/// Partial triples per metric of a `width x rows` map (the `count` of
+/// [`SSIM_VERTICAL`] / [`SSIM_VERTICAL_STRIPS`]), and the depth of the
+/// device's sum: the adds a term goes through, in its partial, in a
+/// ssim_total work item's loop over partials, and in its 8-level tree.
+fn partials_of(width: usize, rows: usize, strip: usize) -> (usize, usize) {
+    let (count, inner) =
+        if strip == 1 { (rows * width.div_ceil(64), 6) } else { (rows.div_ceil(strip) * width, strip.min(rows)) };
+    (count, inner + count.div_ceil(256) + 8)
+}
 
 /// How many adjacent outputs one work item of `ssim_horizontal`,
-/// `ssim_vertical` and (ms_ssim's 9x9 filter, `ssim_decimate_strips`)
-/// `ssim_decimate` writes. On GPUs one (parallel over pixels, coalesced
+/// `ssim_vertical_strips` and (ms_ssim's 9x9 filter,
+/// `ssim_decimate_strips`) `ssim_decimate` writes. On GPUs one (parallel over pixels, coalesced
 /// reads); on CPU drivers (lavapipe, PoCL), which run 8 work items per SIMD
 /// op and read storage buffers lane by lane, a strip that reads each input
 /// once into a sliding window (11x fewer reads per output in the
@@ -115,23 +141,16 @@ pub fn shape_for(device: &crate::backend::DeviceInfo, choice: Option<&std::ffi::
     )
 }
 
-/// `ssim_rows`: work item `(y, m)` adds row y of metric m's terms left to
-/// right, and their magnitudes, and `(n - i) |term_i|`, in f64, into
-/// `partials[partials_offset + 3 (m rows + y) ..]`. Launch `[⌈rows/64⌉,
-/// metrics, 1]`. Buffers: terms, partials (f64). Scalars: width, rows,
-/// terms offset, partials offset.
-pub static SSIM_ROWS: KernelSpec =
-    KernelSpec { name: "ssim_rows", family: "ssim", workgroup: [64, 1, 1], buffers: 2, scalars: 4 };
-
 /// `ssim_total`: work group e takes entry e of the layout (its metric's
-/// first term, first row triple, width, rows), adds the rows (each work
-/// item its rows in order, then a tree) into sum T, magnitudes A and
+/// first term, first partial triple, width, rows, count of partials), adds
+/// the partials (each work item its partials in order, then a tree) into
+/// sum T, magnitudes A and
 /// weighted W, and writes `results[5 e ..] = T, A, W, S, flag`: when the
 /// float mean is not the same for every sum within 4 x [`super::sums::
 /// error_bound`] of T (flag 1), S is the terms added one after the other in
 /// raster order, libvmaf's sum, staged 1024 at a time in local memory for
 /// the first work item; else S is 0 and the flag 0. Launch `[entries, 1,
-/// 1]`. Buffers: terms, partials, layout (4 u32 per entry), results (f64).
+/// 1]`. Buffers: terms, partials, layout (5 u32 per entry), results (f64).
 /// Scalars: entries, and `sequential` (non-zero: make S and set the flag
 /// for every entry, whatever the check says; [`Totals::Sequential`]).
 pub static SSIM_TOTAL: KernelSpec =
@@ -149,8 +168,15 @@ pub enum Totals {
 }
 
 /// Every kernel of the pipeline.
-pub static KERNELS: [&KernelSpec; 7] =
-    [&SSIM_CONVERT, &SSIM_DECIMATE, &SSIM_HORIZONTAL, &SSIM_VERTICAL, &SSIM_ROWS, &SSIM_TOTAL, &SSIM_DECIMATE_STRIPS];
+pub static KERNELS: [&KernelSpec; 7] = [
+    &SSIM_CONVERT,
+    &SSIM_DECIMATE,
+    &SSIM_HORIZONTAL,
+    &SSIM_VERTICAL,
+    &SSIM_VERTICAL_STRIPS,
+    &SSIM_TOTAL,
+    &SSIM_DECIMATE_STRIPS,
+];
 
 /// The metrics of a map, in the order the terms are laid out (`mask` bits).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,6 +215,8 @@ struct MapLayout {
     pixels: i64,
     terms_at: usize,
     partials_at: usize,
+    /// Partial triples per metric.
+    count: usize,
     /// Index of its first metric among the total's entries.
     first_entry: usize,
 }
@@ -220,7 +248,11 @@ pub struct SsimGpu {
     terms_len: usize,
     partials_len: usize,
     planes_len: usize,
-    kernels: [Kernel; 6],
+    /// ssim_convert, ssim_horizontal, ssim_vertical(_strips), ssim_total.
+    kernels: [Kernel; 4],
+    /// ssim_decimate, loaded where a level uses it (each kernel a process
+    /// loads costs a driver compile: on lavapipe an LLVM JIT).
+    decimate: Option<Kernel>,
     /// `ssim_decimate_strips`, loaded in the strip shape only.
     decimate_strips: Option<Kernel>,
     strip: usize,
@@ -237,29 +269,38 @@ impl SsimGpu {
         shape: Option<Shape>,
         record: Record,
     ) -> Result<Self> {
-        let kernels = [
-            gpu.load_kernel(&SSIM_CONVERT)?,
-            gpu.load_kernel(&SSIM_DECIMATE)?,
-            gpu.load_kernel(&SSIM_HORIZONTAL)?,
-            gpu.load_kernel(&SSIM_VERTICAL)?,
-            gpu.load_kernel(&SSIM_ROWS)?,
-            gpu.load_kernel(&SSIM_TOTAL)?,
-        ];
         let shape = match shape {
             Some(shape) => shape,
             None => shape_for(gpu.device(), std::env::var_os(SHAPE_VAR).as_deref())?,
         };
         let strip = shape.strip();
-        let decimate_strips = match shape {
-            Shape::Strips => Some(gpu.load_kernel(&SSIM_DECIMATE_STRIPS)?),
-            Shape::Pixels => None,
+        let vertical = match shape {
+            Shape::Strips => &SSIM_VERTICAL_STRIPS,
+            Shape::Pixels => &SSIM_VERTICAL,
         };
+        let kernels = [
+            gpu.load_kernel(&SSIM_CONVERT)?,
+            gpu.load_kernel(&SSIM_HORIZONTAL)?,
+            gpu.load_kernel(vertical)?,
+            gpu.load_kernel(&SSIM_TOTAL)?,
+        ];
+        let decimates = plan.levels.len() > 1;
+        let strips = shape == Shape::Strips && plan.k == 9 && plan.factor == 2;
+        let decimate_strips = if decimates && strips { Some(gpu.load_kernel(&SSIM_DECIMATE_STRIPS)?) } else { None };
+        let decimate = if decimates && !strips { Some(gpu.load_kernel(&SSIM_DECIMATE)?) } else { None };
         let (mut terms_len, mut partials_len, mut planes_len, mut entries) = (0, 0, 0, 0);
         let mut maps = Vec::new();
         for (level, metrics) in &plan.maps {
             let (w, h) = plan.levels[*level];
             let (mw, mh) = map_dims(w, h);
             let (width, rows) = if mw > 0 && mh > 0 { (mw as usize, mh as usize) } else { (0, 0) };
+            let (count, depth) = partials_of(width, rows, strip);
+            // sums.rs's bound assumes a sum of depth at most width + rows +
+            // 16; every map of a frame the kernels take has it.
+            ensure!(
+                width == 0 || depth <= width + rows + 16,
+                "a {width}x{rows} SSIM map is too large for the device's sums"
+            );
             maps.push(MapLayout {
                 level: *level,
                 metrics: metrics.clone(),
@@ -268,11 +309,12 @@ impl SsimGpu {
                 pixels: mw * mh,
                 terms_at: terms_len,
                 partials_at: partials_len,
+                count,
                 first_entry: entries,
             });
             if width > 0 {
                 terms_len += metrics.len() * width * rows;
-                partials_len += 3 * metrics.len() * rows;
+                partials_len += 3 * metrics.len() * count;
                 planes_len = planes_len.max(5 * width * h);
                 entries += metrics.len();
             }
@@ -288,6 +330,7 @@ impl SsimGpu {
             partials_len,
             planes_len,
             kernels,
+            decimate,
             decimate_strips,
             strip,
             totals,
@@ -315,8 +358,8 @@ impl GpuPipeline for SsimGpu {
         for m in self.maps.iter().filter(|m| m.width > 0) {
             for k in 0..m.metrics.len() {
                 let terms_at = m.terms_at + k * m.width * m.rows;
-                let partials_at = m.partials_at + 3 * k * m.rows;
-                layout.extend([terms_at as u32, partials_at as u32, m.width as u32, m.rows as u32]);
+                let partials_at = m.partials_at + 3 * k * m.count;
+                layout.extend([terms_at as u32, partials_at as u32, m.width as u32, m.rows as u32, m.count as u32]);
             }
         }
         let slot = Slot {
@@ -358,7 +401,7 @@ impl GpuPipeline for SsimGpu {
     }
 
     fn compute(&self, b: &Slot, stream: &mut dyn Stream) -> Result<()> {
-        let [convert, decimate, horizontal, vertical, rows_kernel, total] = &self.kernels;
+        let [convert, horizontal, vertical, total] = &self.kernels;
         let (w, h) = self.plan.levels[0];
         let inv_scaler = 1.0 / scaler(self.geometry.bit_depth);
         stream.dispatch(
@@ -379,9 +422,13 @@ impl GpuPipeline for SsimGpu {
             if sw == 0 || sh == 0 {
                 continue;
             }
-            // The strip kernel is written for ms_ssim's filter.
-            let strips = self.decimate_strips.as_ref().filter(|_| self.plan.k == 9 && self.plan.factor == 2);
+            // The strip kernel is written for ms_ssim's filter (loaded for
+            // it only).
+            let strips = self.decimate_strips.as_ref();
             let strip = if strips.is_some() { self.strip } else { 1 };
+            let kernel = strips
+                .or(self.decimate.as_ref())
+                .ok_or_else(|| anyhow::anyhow!("ssim: no decimation kernel loaded"))?;
             let mut args = vec![
                 Arg::Buffer(&b.levels[k - 1]),
                 Arg::Buffer(&b.levels[k]),
@@ -396,11 +443,7 @@ impl GpuPipeline for SsimGpu {
             if strips.is_some() {
                 args.push(Arg::U32(strip as u32));
             }
-            stream.dispatch(
-                strips.unwrap_or(decimate),
-                [groups_for(sw, 16), groups_for(sh.div_ceil(strip), 16), 2],
-                &args,
-            )?;
+            stream.dispatch(kernel, [groups_for(sw, 16), groups_for(sh.div_ceil(strip), 16), 2], &args)?;
         }
         let (c1, c2, c3) = constants();
         for m in self.maps.iter().filter(|m| m.width > 0) {
@@ -425,6 +468,7 @@ impl GpuPipeline for SsimGpu {
                     Arg::Buffer(&b.planes),
                     Arg::Buffer(&b.gaussian),
                     Arg::Buffer(&b.terms),
+                    Arg::Buffer(&b.partials),
                     Arg::U32(m.width as u32),
                     Arg::U32(m.rows as u32),
                     Arg::U32(mask),
@@ -433,18 +477,8 @@ impl GpuPipeline for SsimGpu {
                     Arg::F32(c2),
                     Arg::F32(c3),
                     Arg::U32(self.strip as u32),
-                ],
-            )?;
-            stream.dispatch(
-                rows_kernel,
-                [groups_for(m.rows, 64), m.metrics.len() as u32, 1],
-                &[
-                    Arg::Buffer(&b.terms),
-                    Arg::Buffer(&b.partials),
-                    Arg::U32(m.width as u32),
-                    Arg::U32(m.rows as u32),
-                    Arg::U32(m.terms_at as u32),
                     Arg::U32(m.partials_at as u32),
+                    Arg::U32(m.count as u32),
                 ],
             )?;
         }
