@@ -34,20 +34,21 @@ shared double chunk[1024];
 shared uint exact;
 
 // Whether every value in [t - e, t + e] divided by n rounds to one float:
-// [lo, hi] strictly between the midpoints around float(t / n). Division
-// and conversion need not be exact here (the margin is four times the
-// host's bound); NaN or a zero mean answer no.
+// both ends round to the same float (rounding is monotone), as the host's
+// `sums::resolve` asks with e four times smaller; NaN, infinity or a zero
+// mean answer no. The ends are computed from doubles only: Mesa 25.0.7's
+// lavapipe evaluates an add or multiply of widened floats as a float
+// operation (shaders/README.md), which turned the midpoints this used to
+// compare with, (f + next) / 2, into floats and decided means that sit
+// on a midpoint. The division may be a few ulps off on some devices; the
+// margin (4 E, E about 1e-14 of the mean) is far wider.
 bool one_float(double t, double e, double n) {
-    double lo = (t - e) / n;
-    double hi = (t + e) / n;
-    float f = float(t / n);
-    if (!(f != 0.0) || isinf(f) || isnan(f)) {
+    float a = float((t - e) / n);
+    float b = float((t + e) / n);
+    if (!(a != 0.0) || isinf(a) || isnan(a) || isnan(b)) {
         return false;
     }
-    uint b = floatBitsToUint(f);
-    double m1 = (double(f) + double(uintBitsToFloat(b + 1u))) * double(0.5);
-    double m2 = (double(f) + double(uintBitsToFloat(b - 1u))) * double(0.5);
-    return min(m1, m2) < lo && hi < max(m1, m2);
+    return floatBitsToUint(a) == floatBitsToUint(b);
 }
 
 void main() {
