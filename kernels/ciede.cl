@@ -490,9 +490,9 @@ FUNC ulp_u32 ciede_sample(GLOBAL const ulp_u8 *frame, ulp_u32 at, ulp_u32 bytes_
 }
 
 /* Work item x of group (gx, i) scores pixel (i, gx * CIEDE_WG + x). */
-KERNEL ciede_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table, GLOBAL float *terms,
-                   ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride, ulp_u32 chroma,
-                   ulp_u32 bytes_per_sample, ulp_u32 scale_shift)
+FUNC void ciede_pixel(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
+                      GLOBAL float *terms, ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride,
+                      ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift)
 {
     const ulp_u32 i = GROUP_ID(1);
     const ulp_u32 j = GLOBAL_ID(0);
@@ -513,4 +513,21 @@ KERNEL ciede_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL co
         return;
     }
     terms[y_at] = ciede2000(lab_color(ry, ru, rv, scale_shift, table), lab_color(dy, du, dv, scale_shift, table), table);
+}
+
+KERNEL ciede_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table, GLOBAL float *terms,
+                   ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride, ulp_u32 chroma,
+                   ulp_u32 bytes_per_sample, ulp_u32 scale_shift)
+{
+    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift);
+}
+
+/* The same kernel: the C dialect reads the table from global memory either
+ * way; the Vulkan dialect's ciede_terms_storage differs from ciede_terms in
+ * the table's buffer kind only (src/features/ciede/gpu.rs). */
+KERNEL ciede_terms_storage(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
+                           GLOBAL float *terms, ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride,
+                           ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift)
+{
+    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift);
 }

@@ -5,7 +5,7 @@ precision, with nothing but the standard library (decimal, fractions).
 
 Writes src/features/ciede/tables.rs, and the constant blocks between the
 `BEGIN GENERATED` and `END GENERATED` markers of kernels/ciede.cl and
-shaders/ciede_terms.wgsl, so that all three dialects use the very same
+shaders/include/ciede_terms.wgsl, so that all three dialects use the very same
 bits. `cargo test features::ciede::tables` checks that the kernel blocks
 still match tables.rs.
 
@@ -367,7 +367,7 @@ def write_kernels():
         wgsl_lines.append(f"const {name}: f32 = {hexf(f32(value))}f;")
     for path, comment, lines in [
         (ROOT / "kernels/ciede.cl", "//", c_lines),
-        (ROOT / "shaders/ciede_terms.wgsl", "//", wgsl_lines),
+        (ROOT / "shaders/include/ciede_terms.wgsl", "//", wgsl_lines),
     ]:
         if path.exists():
             replace_block(path, comment, lines)

@@ -2,7 +2,11 @@
 //! (its mix of float and double, its order), with the math functions of
 //! [`super::math`] where ciede.c calls the C library's.
 
-use super::math::{Libm, Own};
+use super::lanes::L;
+use super::math::Libm;
+#[cfg(test)]
+use super::math::Own;
+use super::simd::{self, Labs};
 use super::tables::*;
 use super::{ChromaMap, Tap};
 use crate::features::Extractor;
@@ -89,7 +93,7 @@ fn h_prime(x: f32, y: f32, m: &impl Libm) -> f32 {
 
 /// ciede.c `get_delta_h_prime`.
 #[inline(always)]
-fn delta_h_prime(c1: f32, c2: f32, h1: f32, h2: f32) -> f32 {
+pub(super) fn delta_h_prime(c1: f32, c2: f32, h1: f32, h2: f32) -> f32 {
     if c1 == 0.0 || c2 == 0.0 {
         return 0.0;
     }
@@ -101,7 +105,7 @@ fn delta_h_prime(c1: f32, c2: f32, h1: f32, h2: f32) -> f32 {
 
 /// ciede.c `get_upcase_h_bar_prime`.
 #[inline(always)]
-fn upcase_h_bar_prime(h1: f32, h2: f32) -> f32 {
+pub(super) fn upcase_h_bar_prime(h1: f32, h2: f32) -> f32 {
     if f64::from(h1 - h2).abs() > PI_D {
         ((f64::from(h1 + h2) + TWO_PI) / 2.0) as f32
     } else {
@@ -208,16 +212,58 @@ fn row_de00(i: usize, r: &Picture<'_>, d: &Picture<'_>, map: &ChromaMap, s: &Yuv
 /// A pixel's (y, u, v) samples.
 type Triple = [u32; 3];
 
+/// A cache slot's state: its value is ready, or the index of the job of
+/// this band that will compute it.
+const READY: u32 = u32::MAX;
+
+/// A pixel pair whose ΔE00 a band computes (its pair missed the cache).
+struct PairJob {
+    /// Its pair-cache slot and the pixel's index in the band's output.
+    slot: usize,
+    out: usize,
+    /// Indices of its two colours' CIELAB jobs.
+    labs: [u32; 2],
+}
+
+/// A pair-cache slot: key, value and state together (one cache line to
+/// fetch: the table is larger than the L2 cache).
+#[derive(Clone, Copy)]
+struct PairSlot {
+    key: u128,
+    value: f32,
+    state: u32,
+}
+
+/// A pixel's ΔE00 as a band's look-up finds it.
+#[derive(Clone, Copy)]
+enum Outcome {
+    Value(f32),
+    /// The band's job that computes it.
+    Job(u32),
+}
+
 /// Direct-mapped caches of one band of rows: ΔE00 by pair of sample
 /// triples, and CIELAB by triple. Both are pure functions of their keys
 /// (and the bit depth, fixed per extractor), so a hit returns the very bits
 /// the computation would: the caches change the speed, never a result.
 /// Video repeats its colours, within a frame and from frame to frame.
+///
+/// A band first looks every pixel up, collecting the misses as jobs (a
+/// slot claimed by a job points at it, so a repeat within the band waits
+/// for the same job), then computes the jobs four at a time
+/// ([`super::simd`]) and fills the slots: after a band every slot is ready.
 struct Caches {
-    pair_keys: Vec<u128>,
-    pair_values: Vec<f32>,
+    pair_slots: Vec<PairSlot>,
     lab_keys: Vec<u64>,
     lab_values: Vec<Lab>,
+    lab_state: Vec<u32>,
+    /// The band's jobs and their results.
+    pairs: Vec<PairJob>,
+    pair_results: Vec<f32>,
+    lab_jobs: Vec<(Triple, usize)>,
+    lab_results: Vec<Lab>,
+    /// Pixels whose pair a job of this band computes: (output, job).
+    repeats: Vec<(usize, u32)>,
 }
 
 const PAIR_BITS: u32 = 16;
@@ -228,10 +274,15 @@ const EMPTY: u64 = u64::MAX;
 impl Caches {
     fn new() -> Self {
         Caches {
-            pair_keys: vec![u128::MAX; 1 << PAIR_BITS],
-            pair_values: vec![0.0; 1 << PAIR_BITS],
+            pair_slots: vec![PairSlot { key: u128::MAX, value: 0.0, state: READY }; 1 << PAIR_BITS],
             lab_keys: vec![EMPTY; 1 << LAB_BITS],
             lab_values: vec![Lab { l: 0.0, a: 0.0, b: 0.0 }; 1 << LAB_BITS],
+            lab_state: vec![READY; 1 << LAB_BITS],
+            pairs: Vec::new(),
+            pair_results: Vec::new(),
+            lab_jobs: Vec::new(),
+            lab_results: Vec::new(),
+            repeats: Vec::new(),
         }
     }
 
@@ -244,30 +295,143 @@ impl Caches {
         (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
-    fn lab(&mut self, t: Triple, s: &YuvScale, m: &Own<'_>) -> Lab {
-        let key = Self::triple_key(t);
-        let at = Self::slot(key, LAB_BITS);
-        if self.lab_keys[at] != key {
-            self.lab_keys[at] = key;
-            self.lab_values[at] = lab_color(t[0], t[1], t[2], s, m);
-        }
-        self.lab_values[at]
-    }
-
-    fn de00(&mut self, a: Triple, b: Triple, s: &YuvScale, m: &Own<'_>) -> f32 {
-        if equal_colours(a, b, s.max_sample) {
-            return 0.0;
+    /// Looks pixel `out`'s pair up: its ΔE00 if known, else the job that
+    /// computes it (a new one writes `out`; a repeat is noted).
+    fn look_up(&mut self, a: Triple, b: Triple, max_sample: u32, out: usize) -> Outcome {
+        if equal_colours(a, b, max_sample) {
+            return Outcome::Value(0.0);
         }
         let (ka, kb) = (Self::triple_key(a), Self::triple_key(b));
         let key = (u128::from(ka) << 64) | u128::from(kb);
         let at = Self::slot(ka ^ kb.rotate_left(29), PAIR_BITS);
-        if self.pair_keys[at] != key {
-            let (c1, c2) = (self.lab(a, s, m), self.lab(b, s, m));
-            self.pair_keys[at] = key;
-            self.pair_values[at] = ciede2000(c1, c2, m);
+        let slot = &mut self.pair_slots[at];
+        if slot.key == key {
+            return match slot.state {
+                READY => Outcome::Value(slot.value),
+                job => self.repeat(job, out),
+            };
         }
-        self.pair_values[at]
+        let job = self.pairs.len() as u32;
+        (slot.key, slot.state) = (key, job);
+        let labs = [self.lab_job(a), self.lab_job(b)];
+        self.pairs.push(PairJob { slot: at, out, labs });
+        Outcome::Job(job)
     }
+
+    /// Pixel `out` takes job `job`'s result.
+    fn repeat(&mut self, job: u32, out: usize) -> Outcome {
+        self.repeats.push((out, job));
+        Outcome::Job(job)
+    }
+
+    /// The CIELAB job of triple `t`: an existing one, or a new one (whose
+    /// result is the cached value where the cache knows it).
+    fn lab_job(&mut self, t: Triple) -> u32 {
+        let key = Self::triple_key(t);
+        let at = Self::slot(key, LAB_BITS);
+        if self.lab_keys[at] == key && self.lab_state[at] != READY {
+            return self.lab_state[at];
+        }
+        let job = self.lab_jobs.len() as u32;
+        if self.lab_keys[at] == key {
+            // Known: a job that computes nothing (slot usize::MAX).
+            self.lab_jobs.push((t, usize::MAX));
+            self.lab_results.push(self.lab_values[at]);
+        } else {
+            self.lab_keys[at] = key;
+            self.lab_state[at] = job;
+            self.lab_jobs.push((t, at));
+            self.lab_results.push(Lab { l: 0.0, a: 0.0, b: 0.0 });
+        }
+        job
+    }
+
+    /// Computes the band's jobs, fills their slots and writes every
+    /// pending pixel of `out`.
+    fn run_jobs(&mut self, s: &YuvScale, table: &[f64], out: &mut [f32]) {
+        let todo: Vec<usize> = (0..self.lab_jobs.len()).filter(|&j| self.lab_jobs[j].1 != usize::MAX).collect();
+        let triples: Vec<Triple> = todo.iter().map(|&j| self.lab_jobs[j].0).collect();
+        let labs = lab_colors(&triples, s, table);
+        for (&j, lab) in todo.iter().zip(labs) {
+            self.lab_results[j] = lab;
+            let at = self.lab_jobs[j].1;
+            if self.lab_state[at] == j as u32 {
+                self.lab_values[at] = lab;
+                self.lab_state[at] = READY;
+            }
+        }
+        let pairs: Vec<[Lab; 2]> = self.pairs.iter().map(|p| p.labs.map(|j| self.lab_results[j as usize])).collect();
+        self.pair_results = de00s(&pairs, table);
+        for (job, (p, &v)) in self.pairs.iter().zip(&self.pair_results).enumerate() {
+            out[p.out] = v;
+            let slot = &mut self.pair_slots[p.slot];
+            if slot.state == job as u32 {
+                (slot.value, slot.state) = (v, READY);
+            }
+        }
+        for &(o, job) in &self.repeats {
+            out[o] = self.pair_results[job as usize];
+        }
+        self.pairs.clear();
+        self.lab_jobs.clear();
+        self.lab_results.clear();
+        self.repeats.clear();
+    }
+}
+
+/// Four at a time: a slice's lanes, the last group padded with its first.
+fn quads<T: Copy>(items: &[T]) -> impl Iterator<Item = [T; L]> + '_ {
+    items.chunks(L).map(|c| std::array::from_fn(|l| c[l.min(c.len() - 1)]))
+}
+
+/// [`lab_color`] of every triple, four at a time.
+fn lab_colors(triples: &[Triple], s: &YuvScale, table: &[f64]) -> Vec<Lab> {
+    #[inline(always)]
+    fn body(triples: &[Triple], s: &YuvScale, table: &[f64]) -> Vec<Lab> {
+        let mut out = Vec::with_capacity(triples.len() + L);
+        for q in quads(triples) {
+            let labs = simd::lab_color(q, s, table);
+            out.extend((0..L).map(|l| labs.lane(l)));
+        }
+        out.truncate(triples.len());
+        out
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn body_avx2(triples: &[Triple], s: &YuvScale, table: &[f64]) -> Vec<Lab> {
+        body(triples, s, table)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { body_avx2(triples, s, table) };
+    }
+    body(triples, s, table)
+}
+
+/// [`ciede2000`] of every pair of colours, four at a time.
+fn de00s(pairs: &[[Lab; 2]], table: &[f64]) -> Vec<f32> {
+    #[inline(always)]
+    fn body(pairs: &[[Lab; 2]], table: &[f64]) -> Vec<f32> {
+        let mut out = Vec::with_capacity(pairs.len() + L);
+        for q in quads(pairs) {
+            let (c1, c2) = (Labs::from_lanes(q.map(|p| p[0])), Labs::from_lanes(q.map(|p| p[1])));
+            out.extend(simd::ciede2000(c1, c2, table).0);
+        }
+        out.truncate(pairs.len());
+        out
+    }
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn body_avx2(pairs: &[[Lab; 2]], table: &[f64]) -> Vec<f32> {
+        body(pairs, table)
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2 (checked just above).
+        return unsafe { body_avx2(pairs, table) };
+    }
+    body(pairs, table)
 }
 
 /// Whether two pixels' ΔE00 is +0.0 without computing it: equal colours
@@ -281,25 +445,40 @@ pub fn equal_colours(a: Triple, b: Triple, max_sample: u32) -> bool {
     a == b && a.iter().all(|&v| v <= max_sample)
 }
 
-/// [`row_de00`] with [`Own`] through a band's caches.
-#[allow(clippy::too_many_arguments)] // row_de00's arguments and the caches
-fn row_de00_cached(
-    i: usize,
-    r: &Picture<'_>,
-    d: &Picture<'_>,
+/// Every pixel's ΔE00 of a band of rows from `first`, into `out` (rows of
+/// `map.width`), through the band's caches.
+fn band_de00(
+    first: usize,
+    (r, d): (&Picture<'_>, &Picture<'_>),
     map: &ChromaMap,
     s: &YuvScale,
-    m: &Own<'_>,
+    table: &[f64],
     caches: &mut Caches,
     out: &mut [f32],
 ) {
-    for (j, o) in out.iter_mut().enumerate() {
-        let y = Tap::At(0, i * map.width + j);
-        let (u, v) = (map.tap(1, i, j), map.tap(2, i, j));
-        let a = [r.sample(y), r.sample(u), r.sample(v)];
-        let b = [d.sample(y), d.sample(u), d.sample(v)];
-        *o = caches.de00(a, b, s, m);
+    let w = map.width;
+    for (k, row) in out.chunks_mut(w).enumerate() {
+        let i = first + k;
+        // The pixel to the left's pair and outcome: video repeats a pair
+        // along a row (flat areas), which this finds without the cache.
+        let mut left: Option<(Triple, Triple, Outcome)> = None;
+        for (j, o) in row.iter_mut().enumerate() {
+            let y = Tap::At(0, i * w + j);
+            let (u, v) = (map.tap(1, i, j), map.tap(2, i, j));
+            let a = [r.sample(y), r.sample(u), r.sample(v)];
+            let b = [d.sample(y), d.sample(u), d.sample(v)];
+            let outcome = match left {
+                Some((la, lb, Outcome::Job(job))) if la == a && lb == b => caches.repeat(job, k * w + j),
+                Some((la, lb, known)) if la == a && lb == b => known,
+                _ => caches.look_up(a, b, s.max_sample, k * w + j),
+            };
+            if let Outcome::Value(value) = outcome {
+                *o = value;
+            }
+            left = Some((a, b, outcome));
+        }
     }
+    caches.run_jobs(s, table, out);
 }
 
 pub struct CiedeCpu {
@@ -328,14 +507,12 @@ impl CiedeCpu {
         self.de00.resize(w * h, 0.0);
         let r = Picture { planes: [reference.plane(0), reference.plane(1), reference.plane(2)] };
         let d = Picture { planes: [distorted.plane(0), distorted.plane(1), distorted.plane(2)] };
-        let (map, scale, band_rows, m) = (&self.map, &self.scale, self.band_rows, Own(&self.table));
-        self.de00.par_chunks_mut(band_rows * w).zip(self.caches.par_iter_mut()).enumerate().for_each(
-            |(band, (out, caches))| {
-                for (k, row) in out.chunks_mut(w).enumerate() {
-                    row_de00_cached(band * band_rows + k, &r, &d, map, scale, &m, caches, row);
-                }
-            },
-        );
+        let (map, scale, band_rows, table) = (&self.map, &self.scale, self.band_rows, &self.table[..]);
+        self.de00
+            .par_chunks_mut(band_rows * w)
+            .zip(self.caches.par_iter_mut())
+            .enumerate()
+            .for_each(|(band, (out, caches))| band_de00(band * band_rows, (&r, &d), map, scale, table, caches, out));
         &self.de00
     }
 

@@ -32,6 +32,31 @@ pub const TERMS_WG: u32 = 64;
 pub static CIEDE_TERMS: KernelSpec =
     KernelSpec { name: "ciede_terms", family: "ciede", workgroup: [TERMS_WG, 1, 1], buffers: 4, scalars: 8 };
 
+/// [`CIEDE_TERMS`] with the table in a storage buffer instead of a uniform
+/// block (shaders/ciede_terms_storage.wgsl; the C dialect is the same
+/// kernel): the table's lookups take per-invocation indices, which a
+/// uniform block serves one address at a time on NVIDIA, while a CPU
+/// driver such as lavapipe turns a storage load into a gather. Same
+/// arguments, same bits.
+pub static CIEDE_TERMS_STORAGE: KernelSpec =
+    KernelSpec { name: "ciede_terms_storage", family: "ciede", workgroup: [TERMS_WG, 1, 1], buffers: 4, scalars: 8 };
+
+/// Overrides the choice of [`CIEDE_TERMS`] (`uniform`, CPU drivers) or
+/// [`CIEDE_TERMS_STORAGE`] (`storage`, GPUs).
+pub const TABLE_VAR: &str = "ULPGATE_CIEDE_TABLE";
+
+/// The terms kernel for `device` (see [`TABLE_VAR`]).
+fn terms_kernel(device: &crate::backend::DeviceInfo) -> Result<&'static KernelSpec> {
+    let (uniform, storage): (&'static KernelSpec, &'static KernelSpec) = (&CIEDE_TERMS, &CIEDE_TERMS_STORAGE);
+    crate::features::gpu::shape_for_driver(
+        device,
+        TABLE_VAR,
+        std::env::var_os(TABLE_VAR).as_deref(),
+        ("uniform", uniform.name, uniform),
+        ("storage", storage.name, storage),
+    )
+}
+
 struct CiedeGpu {
     kernel: Kernel,
     seqsum: SeqSum,
@@ -52,7 +77,7 @@ struct Slot {
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry) -> Result<Box<dyn Extractor>> {
     let map = ChromaMap::new(geometry)?;
     let pipeline = CiedeGpu {
-        kernel: gpu.load_kernel(&CIEDE_TERMS)?,
+        kernel: gpu.load_kernel(terms_kernel(gpu.device())?)?,
         seqsum: SeqSum::new(gpu.as_ref(), Accumulator::F64, &[map.width * map.height])?,
         geometry: *geometry,
         map,

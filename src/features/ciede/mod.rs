@@ -10,7 +10,9 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod lanes;
 pub mod math;
+pub mod simd;
 pub mod tables;
 
 use super::{FeatureImpl, Options, options};
@@ -35,6 +37,7 @@ pub static CIEDE: FeatureImpl = FeatureImpl {
     }),
     kernels: &[
         &gpu::CIEDE_TERMS,
+        &gpu::CIEDE_TERMS_STORAGE,
         &super::seqsum::SEQSUM,
         &super::seqsum::SEQSUM_SEGMENTS,
         &super::seqsum::SEQSUM_SERIAL,
