@@ -159,6 +159,71 @@ KERNEL float_vif_vertical(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, 
     }
 }
 
+/* float_vif_vertical_strip: float_vif_vertical's contract in the shape for
+ * CPU drivers. Work item (x, g) makes rows y0 .. y0 + 7 (y0 = 8 g, those
+ * below h) of column x from a window of eight samples a picture that
+ * slides one row a tap (each sample loaded once); each output adds its
+ * taps from 0 in tap order, v = r, d, r · r, d · d, r · d as the per-pixel
+ * kernel does. The next scale's filter, whose taps are the middle
+ * sub_width of this scale's, reads the same rows, so its sums at rows y0,
+ * y0 + 2, y0 + 4, y0 + 6 add from the same window, in its tap order. */
+KERNEL float_vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
+                                GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                                float inv, ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * 8;
+    if (x >= w || y0 >= h)
+        return;
+    const ulp_u32 plane = w * h;
+    const int p0 = (int)y0 - (int)(width / 2);
+    const ulp_u32 d = width / 2 - sub_width / 2;
+    float wa[8], wb[8], acc[5][8], sr[4], sd[4];
+    for (int r = 0; r < 8; r++)
+        acc[0][r] = acc[1][r] = acc[2][r] = acc[3][r] = acc[4][r] = 0.0f;
+    for (int m = 0; m < 4; m++)
+        sr[m] = sd[m] = 0.0f;
+    for (int r = 0; r < 7; r++) {
+        const ulp_u32 i = (ulp_u32)fvif_mirror(p0 + r, (int)h) * w + x;
+        wa[r] = fvif_sample(ref, i, format, inv);
+        wb[r] = fvif_sample(dis, i, format, inv);
+    }
+    for (ulp_u32 k = 0; k < width; k++) {
+        const ulp_u32 i = (ulp_u32)fvif_mirror(p0 + (int)k + 7, (int)h) * w + x;
+        wa[7] = fvif_sample(ref, i, format, inv);
+        wb[7] = fvif_sample(dis, i, format, inv);
+        const float c = taps[tap0 + k];
+        for (int r = 0; r < 8; r++) {
+            const float a = wa[r], b = wb[r];
+            acc[0][r] = ADD_RN(acc[0][r], MUL_RN(c, a));
+            acc[1][r] = ADD_RN(acc[1][r], MUL_RN(c, b));
+            acc[2][r] = ADD_RN(acc[2][r], MUL_RN(c, MUL_RN(a, a)));
+            acc[3][r] = ADD_RN(acc[3][r], MUL_RN(c, MUL_RN(b, b)));
+            acc[4][r] = ADD_RN(acc[4][r], MUL_RN(c, MUL_RN(a, b)));
+        }
+        if (k - d < sub_width) {
+            const float cs = taps[sub_tap0 + k - d];
+            for (int m = 0; m < 4; m++) {
+                sr[m] = ADD_RN(sr[m], MUL_RN(cs, wa[2 * m]));
+                sd[m] = ADD_RN(sd[m], MUL_RN(cs, wb[2 * m]));
+            }
+        }
+        for (int r = 0; r < 7; r++) {
+            wa[r] = wa[r + 1];
+            wb[r] = wb[r + 1];
+        }
+    }
+    for (ulp_u32 r = 0; r < 8 && y0 + r < h; r++)
+        for (ulp_u32 q = 0; q < 5; q++)
+            vsum[q * plane + (y0 + r) * w + x] = acc[q][r];
+    if (sub_width > 0) {
+        const ulp_u32 sub_plane = w * (h / 2);
+        for (ulp_u32 m = 0; m < 4 && y0 / 2 + m < h / 2; m++) {
+            vsub[(y0 / 2 + m) * w + x] = sr[m];
+            vsub[sub_plane + (y0 / 2 + m) * w + x] = sd[m];
+        }
+    }
+}
+
 /* vif_tools.c log2f_approx: the exponent plus a degree-8 polynomial of the
  * mantissa (coefficients poly[0..9], Horner's rule in f32). */
 FUNC float fvif_log2(float x, GLOBAL const float *poly)

@@ -154,6 +154,89 @@ FUNC void vif_statistic(ulp_u64 *sums, GLOBAL const ulp_u32 *table, double gain_
     }
 }
 
+/* vif_vertical_strip: vif_vertical's arithmetic in the shape for CPU
+ * drivers (contract: VIF_VERTICAL_STRIP). Work item (x, g) makes rows y0 ..
+ * y0 + 7 (y0 = 8 g, those below h) of column x from a window of eight
+ * samples a picture that slides a row per tap (each sample loaded once);
+ * the next scale's filter, whose taps are the middle sub_width of this
+ * scale's, reads the same rows, so it adds from the same window at rows
+ * y0, y0 + 2, y0 + 4, y0 + 6. The sums are integers: the same bits in any
+ * order (vif_statistic_8's u32 sums are the u64 sums' low 32 bits). */
+KERNEL vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
+                          GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                          ulp_u32 tap0, ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift,
+                          ulp_u32 sq_add, ulp_u32 sq_shift, ulp_u32 sub_tap0, ulp_u32 sub_width, ulp_u32 sub_add,
+                          ulp_u32 sub_shift)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * 8;
+    if (x >= w || y0 >= h)
+        return;
+    const ulp_u32 plane = w * h;
+    const int p0 = (int)y0 - (int)(width / 2);
+    const ulp_u32 d = width / 2 - sub_width / 2;
+    ulp_u32 wa[8], wb[8], mu1[8], mu2[8], sr[4], sd[4];
+    ulp_u64 xx[8], yy[8], xy[8];
+    for (int r = 0; r < 8; r++) {
+        mu1[r] = mu2[r] = 0;
+        xx[r] = yy[r] = xy[r] = 0;
+    }
+    for (int m = 0; m < 4; m++)
+        sr[m] = sd[m] = 0;
+    for (int r = 0; r < 7; r++) {
+        const ulp_u32 i = (ulp_u32)vif_mirror(p0 + r, (int)h) * w + x;
+        wa[r] = vif_sample(ref, i, format);
+        wb[r] = vif_sample(dis, i, format);
+    }
+    for (ulp_u32 k = 0; k < width; k++) {
+        const ulp_u32 i = (ulp_u32)vif_mirror(p0 + (int)k + 7, (int)h) * w + x;
+        wa[7] = vif_sample(ref, i, format);
+        wb[7] = vif_sample(dis, i, format);
+        const ulp_u32 c = taps[tap0 + k];
+        for (int r = 0; r < 8; r++) {
+            const ulp_u32 ca = c * wa[r], cb = c * wb[r];
+            mu1[r] += ca;
+            mu2[r] += cb;
+            xx[r] += (ulp_u64)ca * wa[r];
+            yy[r] += (ulp_u64)cb * wb[r];
+            xy[r] += (ulp_u64)ca * wb[r];
+        }
+        if (k - d < sub_width) {
+            const ulp_u32 cs = taps[sub_tap0 + k - d];
+            for (int m = 0; m < 4; m++) {
+                sr[m] += cs * wa[2 * m];
+                sd[m] += cs * wb[2 * m];
+            }
+        }
+        for (int r = 0; r < 7; r++) {
+            wa[r] = wa[r + 1];
+            wb[r] = wb[r + 1];
+        }
+    }
+    for (ulp_u32 r = 0; r < 8 && y0 + r < h; r++) {
+        const ulp_u32 o = (y0 + r) * w + x;
+        if (mode == 8) {
+            vsum[o] = (mu1[r] + 128u) >> 8;
+            vsum[plane + o] = (mu2[r] + 128u) >> 8;
+            vsum[2 * plane + o] = (ulp_u32)xx[r];
+            vsum[3 * plane + o] = (ulp_u32)yy[r];
+            vsum[4 * plane + o] = (ulp_u32)xy[r];
+        } else {
+            vsum[o] = (ulp_u32)(ulp_u16)((mu1[r] + mu_add) >> mu_shift);
+            vsum[plane + o] = (ulp_u32)(ulp_u16)((mu2[r] + mu_add) >> mu_shift);
+            vsum[2 * plane + o] = (ulp_u32)((xx[r] + sq_add) >> sq_shift);
+            vsum[3 * plane + o] = (ulp_u32)((yy[r] + sq_add) >> sq_shift);
+            vsum[4 * plane + o] = (ulp_u32)((xy[r] + sq_add) >> sq_shift);
+        }
+    }
+    if (sub_width > 0) {
+        const ulp_u32 sub_plane = w * (h / 2);
+        for (ulp_u32 m = 0; m < 4 && y0 / 2 + m < h / 2; m++) {
+            vsub[(y0 / 2 + m) * w + x] = (ulp_u32)(ulp_u16)((sr[m] + sub_add) >> sub_shift);
+            vsub[sub_plane + (y0 / 2 + m) * w + x] = (ulp_u32)(ulp_u16)((sd[m] + sub_add) >> sub_shift);
+        }
+    }
+}
+
 #define VIF_WG 256
 #define VIF_ROWS 8
 

@@ -191,6 +191,7 @@ fn horizontal(taps: &[f32], tmp: &[f32], cols: std::ops::Range<usize>, out: &mut
 }
 
 /// Mirrors `r` columns beyond each edge of a padded row (interior at `r`).
+#[inline(always)]
 fn pad(row: &mut [f32], w: usize, r: usize) {
     for f in 1..=r {
         row[r - f] = row[r + f];
@@ -232,7 +233,27 @@ impl FloatVif {
     }
 
     /// vif.c `compute_vif`: each scale's (num, den).
-    pub fn compute(&mut self, reference: &[f32], distorted: &[f32], (w, h): (usize, usize)) -> ScaleFractions {
+    pub fn compute(&mut self, reference: &[f32], distorted: &[f32], size: (usize, usize)) -> ScaleFractions {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2 (checked just above).
+            return unsafe { self.compute_avx2(reference, distorted, size) };
+        }
+        self.compute_scales(reference, distorted, size)
+    }
+
+    /// [`Self::compute_scales`] compiled for AVX2, so that the row loops
+    /// run 8 columns a vector instead of SSE2's 4: the same f32 operations
+    /// on each column in the same order (separate IEEE multiplies and adds;
+    /// Rust never fuses them), so the same bits.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn compute_avx2(&mut self, reference: &[f32], distorted: &[f32], size: (usize, usize)) -> ScaleFractions {
+        self.compute_scales(reference, distorted, size)
+    }
+
+    #[inline(always)]
+    fn compute_scales(&mut self, reference: &[f32], distorted: &[f32], (w, h): (usize, usize)) -> ScaleFractions {
         let mut out = [(0.0f32, 0.0f32); 4];
         let start = usize::from(self.skip_scale0);
         let (mut w, mut h) = (w, h);
@@ -265,6 +286,7 @@ impl FloatVif {
 /// vif_filter1d_s of one picture followed by vif_dec2_s: the filtered
 /// picture at every other row and column, from the first. Only those are
 /// computed (the filter's value at a position does not depend on the rest).
+#[inline(always)]
 fn decimate(taps: &[f32], src: &[f32], (w, h): (usize, usize), dst: &mut Vec<f32>, s: &mut Scratch) {
     let r = taps.len() / 2;
     let (wo, ho) = (w / 2, h / 2);
@@ -292,6 +314,7 @@ fn decimate(taps: &[f32], src: &[f32], (w, h): (usize, usize), dst: &mut Vec<f32
 /// One scale: the five filtered pictures (vif_filter1d_s, _sq_s, _xy_s) and
 /// `vif_statistic_s`'s sums, each row summed in f32 in column order, then
 /// the rows in order.
+#[inline(always)]
 fn statistic(
     taps: &[f32],
     reference: &[f32],

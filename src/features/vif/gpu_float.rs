@@ -49,6 +49,21 @@ pub static FLOAT_VIF_PRESCALE: KernelSpec =
 pub static FLOAT_VIF_VERTICAL: KernelSpec =
     KernelSpec { name: "float_vif_vertical", family: "float_vif", workgroup: [64, 4, 1], buffers: 5, scalars: 8 };
 
+/// `float_vif_vertical_strip` (kernels/float_vif.cl,
+/// shaders/float_vif_vertical_strip.comp): [`FLOAT_VIF_VERTICAL`]'s
+/// contract and bits in the shape for CPU drivers ([`super::SHAPE_VAR`]):
+/// item (x, g) makes rows `8g .. 8g + 7` (below `h`) of column x, and the
+/// next scale's rows `4g .. 4g + 3` (below `h / 2`). Launch `ceil(w / 64)`
+/// x `ceil(h / 8)` groups. Each sample of the column is loaded once into an
+/// eight-wide window that slides a row per tap; the next scale's filter
+/// (the middle `sub_width` taps of this scale's rows) adds from the same
+/// window in its own tap order, with no loads of its own.
+pub static FLOAT_VIF_VERTICAL_STRIP: KernelSpec =
+    KernelSpec { name: "float_vif_vertical_strip", family: "float_vif", workgroup: [64, 1, 1], buffers: 5, scalars: 8 };
+
+/// Rows of a column a `float_vif_vertical_strip` item makes.
+pub const VERTICAL_STRIP: usize = 8;
+
 /// `float_vif_horizontal` (kernels/float_vif.cl, shaders/float_vif_horizontal.comp):
 /// item (x, y) sums `acc = 0; acc += f[k]·vsum_q[y][mirror(x - width / 2 +
 /// k)]` in tap order for the five planes, computes vif_statistic_s's
@@ -93,8 +108,14 @@ pub const STRIP: usize = 8;
 pub static FLOAT_VIF_ROWS: KernelSpec =
     KernelSpec { name: "float_vif_rows", family: "float_vif", workgroup: [64, 1, 1], buffers: 2, scalars: 2 };
 
-pub static KERNELS: &[&KernelSpec] =
-    &[&FLOAT_VIF_PRESCALE, &FLOAT_VIF_VERTICAL, &FLOAT_VIF_HORIZONTAL, &FLOAT_VIF_HORIZONTAL_STRIP, &FLOAT_VIF_ROWS];
+pub static KERNELS: &[&KernelSpec] = &[
+    &FLOAT_VIF_PRESCALE,
+    &FLOAT_VIF_VERTICAL,
+    &FLOAT_VIF_VERTICAL_STRIP,
+    &FLOAT_VIF_HORIZONTAL,
+    &FLOAT_VIF_HORIZONTAL_STRIP,
+    &FLOAT_VIF_ROWS,
+];
 
 /// Where log2f_approx's coefficients sit in the taps buffer (after every
 /// scale's filter: at most 69 + 37 + 21 + 13 taps).
@@ -102,8 +123,12 @@ const POLY0: usize = 256;
 
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) -> Result<Box<dyn Extractor>> {
     let strip = super::strip_shape(gpu.device())?;
-    let horizontal = if strip { &FLOAT_VIF_HORIZONTAL_STRIP } else { &FLOAT_VIF_HORIZONTAL };
-    let kernels = [&FLOAT_VIF_PRESCALE, &FLOAT_VIF_VERTICAL, horizontal, &FLOAT_VIF_ROWS];
+    let (vertical, horizontal) = if strip {
+        (&FLOAT_VIF_VERTICAL_STRIP, &FLOAT_VIF_HORIZONTAL_STRIP)
+    } else {
+        (&FLOAT_VIF_VERTICAL, &FLOAT_VIF_HORIZONTAL)
+    };
+    let kernels = [&FLOAT_VIF_PRESCALE, vertical, horizontal, &FLOAT_VIF_ROWS];
     let [prescale, vertical, horizontal, rows] = kernels.map(|k| gpu.load_kernel(k));
     let resampler = Resampler::new(params.prescale_method, geometry, params.scaled(geometry));
     let filters: [Vec<f32>; 4] = std::array::from_fn(|s| tables::float_filter(s, params.kernelscale));
@@ -158,9 +183,10 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) ->
 }
 
 struct FloatGpu {
-    /// prescale, vertical, horizontal (or its strip shape), rows.
+    /// prescale, vertical, horizontal (or their strip shapes), rows.
     kernels: [Kernel; 4],
-    /// Whether `kernels[2]` is [`FLOAT_VIF_HORIZONTAL_STRIP`].
+    /// Whether `kernels[1]` and `kernels[2]` are [`FLOAT_VIF_VERTICAL_STRIP`]
+    /// and [`FLOAT_VIF_HORIZONTAL_STRIP`].
     strip: bool,
     geometry: Geometry,
     /// Each scale's picture size: the prescaled luma halved `s` times.
@@ -271,7 +297,12 @@ impl GpuPipeline for FloatGpu {
             args.extend([self.tap0[s], self.widths[s], sub_tap0, sub_width].map(Arg::U32));
             let [wx, wy, _] = FLOAT_VIF_VERTICAL.workgroup;
             let grid = [groups_for(w, wx), groups_for(h, wy), 1];
-            stream.dispatch(vertical, grid, &args)?;
+            let vgrid = if self.strip {
+                [groups_for(w, FLOAT_VIF_VERTICAL_STRIP.workgroup[0]), groups_for(h, VERTICAL_STRIP as u32), 1]
+            } else {
+                grid
+            };
+            stream.dispatch(vertical, vgrid, &args)?;
             let next = if s < 3 { &b.planes[s] } else { &b.planes[2] };
             let mut args = vec![
                 Arg::Buffer(&b.vsum),

@@ -37,6 +37,22 @@ use std::sync::Arc;
 pub static VIF_VERTICAL: KernelSpec =
     KernelSpec { name: "vif_vertical", family: "vif", workgroup: [64, 4, 1], buffers: 5, scalars: 14 };
 
+/// `vif_vertical_strip` (kernels/vif.cl, shaders/vif_vertical_strip.wgsl):
+/// [`VIF_VERTICAL`]'s contract and bits in the shape for CPU drivers
+/// ([`super::SHAPE_VAR`]). Launch `ceil(w / 64)` x `ceil(h / 8)` groups;
+/// item (x, g) makes rows `8g .. 8g + 7` (below `h`) of column x, and the
+/// next scale's rows `4g .. 4g + 3` (below `h / 2`). Each sample of the
+/// column is loaded once into an eight-wide window that slides a row per
+/// tap, where an item per pixel loads it `width` times; the next scale's
+/// filter (the middle `sub_width` taps of this scale's rows) adds from the
+/// same window, with no loads of its own. Same buffers and scalars as
+/// [`VIF_VERTICAL`].
+pub static VIF_VERTICAL_STRIP: KernelSpec =
+    KernelSpec { name: "vif_vertical_strip", family: "vif", workgroup: [64, 1, 1], buffers: 5, scalars: 14 };
+
+/// Rows of a column a `vif_vertical_strip` item makes.
+pub const VERTICAL_STRIP: usize = 8;
+
 /// `vif_horizontal` (kernels/vif.cl, shaders/vif_horizontal.wgsl): the
 /// horizontal pass and statistic of one scale. Work group (gx, gy) covers
 /// columns `gx·256 + [0, 256)` and rows `gy·8 + [0, 8)`; its item i takes
@@ -80,14 +96,14 @@ pub const STRIP: usize = 8;
 /// Rows each `vif_horizontal` work group covers (kernels/vif.cl `VIF_ROWS`).
 pub const HORIZONTAL_ROWS: usize = 8;
 
-pub static KERNELS: &[&KernelSpec] = &[&VIF_VERTICAL, &VIF_HORIZONTAL, &VIF_HORIZONTAL_STRIP];
+pub static KERNELS: &[&KernelSpec] = &[&VIF_VERTICAL, &VIF_VERTICAL_STRIP, &VIF_HORIZONTAL, &VIF_HORIZONTAL_STRIP];
 
 /// Where each scale's taps start in the taps buffer (17, 9, 5, 3 taps).
 const TAP0: [u32; 4] = [0, 17, 26, 31];
 
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: IntegerParams) -> Result<Box<dyn Extractor>> {
-    let vertical = gpu.load_kernel(&VIF_VERTICAL)?;
     let strip = super::strip_shape(gpu.device())?;
+    let vertical = gpu.load_kernel(if strip { &VIF_VERTICAL_STRIP } else { &VIF_VERTICAL })?;
     let horizontal = gpu.load_kernel(if strip { &VIF_HORIZONTAL_STRIP } else { &VIF_HORIZONTAL })?;
     // The constants, uploaded once and shared by every slot.
     let taps: Vec<u8> = INT_FILTERS.iter().flat_map(|t| t.iter()).flat_map(|&c| u32::from(c).to_le_bytes()).collect();
@@ -108,7 +124,8 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: IntegerParams) 
 struct IntegerGpu {
     vertical: Kernel,
     horizontal: Kernel,
-    /// Whether `horizontal` is [`VIF_HORIZONTAL_STRIP`].
+    /// Whether `vertical` and `horizontal` are [`VIF_VERTICAL_STRIP`] and
+    /// [`VIF_HORIZONTAL_STRIP`].
     strip: bool,
     geometry: Geometry,
     params: IntegerParams,
@@ -221,8 +238,12 @@ impl GpuPipeline for IntegerGpu {
                 Arg::Buffer(&b.vsub),
             ];
             args.extend(scalars.map(Arg::U32));
-            let [wx, wy, _] = VIF_VERTICAL.workgroup;
-            stream.dispatch(&self.vertical, [groups_for(w, wx), groups_for(h, wy), 1], &args)?;
+            let grid = if self.strip {
+                [groups_for(w, VIF_VERTICAL_STRIP.workgroup[0]), groups_for(h, VERTICAL_STRIP as u32), 1]
+            } else {
+                [groups_for(w, VIF_VERTICAL.workgroup[0]), groups_for(h, VIF_VERTICAL.workgroup[1]), 1]
+            };
+            stream.dispatch(&self.vertical, grid, &args)?;
             // The last scale writes no next picture; any buffer will do.
             let next = if s < 3 { &b.planes[s] } else { &b.planes[2] };
             let mut args = vec![
