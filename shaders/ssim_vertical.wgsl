@@ -65,9 +65,13 @@ fn main(
     if (inside) {
         var f: array<f32, 5>;
         for (var p = 0u; p < 5u; p++) {
-            var sum = 0.0lf;
-            for (var t = 0u; t < 11u; t++) {
-                sum = sum + widen(planes[p * plane + (y + t) * pc.width + x] * taps[t]);
+            // The first product through widen(), the others plain: on Mesa
+            // 25 a sum of widened floats only would be summed in float
+            // (shaders/README.md); once one addend is a true double it is
+            // not, and widen() in all 11 taps doubled lavapipe's time.
+            var sum = 0.0lf + widen(planes[p * plane + y * pc.width + x] * taps[0]);
+            for (var t = 1u; t < 11u; t++) {
+                sum = sum + f64(planes[p * plane + (y + t) * pc.width + x] * taps[t]);
             }
             f[p] = f32(sum);
         }

@@ -77,9 +77,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
                 win[11u * p + t] = win[11u * p + t + 1u];
             }
             win[11u * p + 10u] = planes[p * plane + (y + 10u) * pc.width + x];
-            var sum = 0.0lf;
-            for (var t = 0u; t < 11u; t++) {
-                sum = sum + widen(win[11u * p + t] * k[t]);
+            // First product through widen(), the others plain (as in
+            // ssim_vertical.wgsl: one true double keeps Mesa 25's sum double).
+            var sum = 0.0lf + widen(win[11u * p] * k[0]);
+            for (var t = 1u; t < 11u; t++) {
+                sum = sum + f64(win[11u * p + t] * k[t]);
             }
             f[p] = f32(sum);
         }
