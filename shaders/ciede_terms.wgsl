@@ -20,21 +20,6 @@
 @group(0) @binding(2) var<uniform> table2: array<vec2<f64>, 337>;
 @group(0) @binding(3) var<storage, read_write> terms: array<f32>;
 
-struct Params {
-    width: u32,
-    height: u32,
-    // Chroma planes: width, height, and libvmaf's row stride (4:2:2's walk).
-    cw: u32,
-    ch: u32,
-    stride: u32,
-    // 0: 4:4:4, 1: 4:2:0, 2: 4:2:2.
-    chroma: u32,
-    bytes_per_sample: u32,
-    // bit depth - 8.
-    scale_shift: u32,
-}
-var<immediate> pc: Params;
-
 fn table(i: u32) -> f64 {
     return table2[i >> 1u][i & 1u];
 }
