@@ -31,14 +31,12 @@ pub const LOG2_POLY: [f32; 9] = [
 
 /// vif_tools.c `log2f_approx` (VIF_OPT_FAST_LOG2 is on): the exponent plus
 /// a degree-8 polynomial of the mantissa, Horner's rule in f32.
+///
+/// The polynomial is computed for every input and the special cases chosen
+/// afterwards (the same result for every input, NaN included), so that a
+/// row of pixels vectorises.
 #[inline(always)]
 pub fn log2f_approx(x: f32) -> f32 {
-    if x == 0.0 {
-        return f32::NEG_INFINITY;
-    }
-    if x < 0.0 {
-        return f32::NAN;
-    }
     let bits = x.to_bits();
     let exponent = (bits & 0x7F80_0000) >> 23;
     let remain = f32::from_bits((bits & 0x007F_FFFF) | 0x3F80_0000);
@@ -48,7 +46,14 @@ pub fn log2f_approx(x: f32) -> f32 {
     for c in LOG2_POLY {
         var = var * t + c;
     }
-    log_base + var
+    let log = log_base + var;
+    if x == 0.0 {
+        f32::NEG_INFINITY
+    } else if x < 0.0 {
+        f32::NAN
+    } else {
+        log
+    }
 }
 
 /// The constants of `vif_statistic_s`.
@@ -126,8 +131,8 @@ pub fn mirror(i: isize, n: usize) -> usize {
     }) as usize
 }
 
-/// Columns filtered per block: the five partial-sum rows of a block stay in
-/// the L1 cache while the taps go by.
+/// Columns of a row filtered per call of [`vertical`]: the block's input
+/// rows stay in the L1 cache while the five sources go by.
 const BLOCK: usize = 256;
 
 /// What a vertical pass sums per sample.
@@ -141,39 +146,89 @@ enum Source<'a> {
     Product(&'a [f32], &'a [f32]),
 }
 
-/// The vertical pass of vif_filter1d_s / _sq_s / _xy_s at row `i`, columns
-/// `cols`: `acc = 0; acc += f[fi] * v` for each tap in order.
+/// Columns whose sums a block keeps in registers (four AVX2 vectors):
+/// each input is loaded once per tap instead of the partial sum being
+/// loaded and stored again at every tap.
+const LANES: usize = 64;
+
+/// `acc[l] += c * v[l]` for a block of columns held in registers, `v`
+/// being what `src` sums at `at..at + N`.
 #[inline(always)]
-fn vertical(
-    taps: &[f32],
-    src: Source<'_>,
-    (w, h): (usize, usize),
-    i: usize,
-    cols: std::ops::Range<usize>,
-    out: &mut [f32],
-) {
-    let r = taps.len() / 2;
-    out.fill(0.0);
-    for (fi, &c) in taps.iter().enumerate() {
-        let y = mirror(i as isize - r as isize + fi as isize, h);
-        let row = y * w + cols.start..y * w + cols.end;
-        match src {
-            Source::Plain(a) => {
-                for (o, &x) in out.iter_mut().zip(&a[row]) {
-                    *o += c * x;
-                }
-            }
-            Source::Square(a) => {
-                for (o, &x) in out.iter_mut().zip(&a[row]) {
-                    *o += c * (x * x);
-                }
-            }
-            Source::Product(a, b) => {
-                for ((o, &x), &y) in out.iter_mut().zip(&a[row.clone()]).zip(&b[row]) {
-                    *o += c * (x * y);
-                }
+fn add_tap<const N: usize>(acc: &mut [f32; N], c: f32, src: Source<'_>, at: usize) {
+    match src {
+        Source::Plain(a) => {
+            let a = &a[at..][..N];
+            for l in 0..N {
+                acc[l] += c * a[l];
             }
         }
+        Source::Square(a) => {
+            let a = &a[at..][..N];
+            for l in 0..N {
+                acc[l] += c * (a[l] * a[l]);
+            }
+        }
+        Source::Product(a, b) => {
+            let (a, b) = (&a[at..][..N], &b[at..][..N]);
+            for l in 0..N {
+                acc[l] += c * (a[l] * b[l]);
+            }
+        }
+    }
+}
+
+/// [`add_tap`] for the columns left over after the last whole block.
+#[inline(always)]
+fn add_tap_rest(acc: &mut [f32], c: f32, src: Source<'_>, at: usize) {
+    let n = acc.len();
+    match src {
+        Source::Plain(a) => {
+            for (s, &x) in acc.iter_mut().zip(&a[at..at + n]) {
+                *s += c * x;
+            }
+        }
+        Source::Square(a) => {
+            for (s, &x) in acc.iter_mut().zip(&a[at..at + n]) {
+                *s += c * (x * x);
+            }
+        }
+        Source::Product(a, b) => {
+            for ((s, &x), &y) in acc.iter_mut().zip(&a[at..at + n]).zip(&b[at..at + n]) {
+                *s += c * (x * y);
+            }
+        }
+    }
+}
+
+/// Where each tap's input row starts for output row `i`: vif_tools.c's
+/// mirrored row times the width.
+#[inline(always)]
+fn tap_rows(taps: usize, (w, h): (usize, usize), i: usize, rows: &mut Vec<usize>) {
+    let r = taps / 2;
+    rows.clear();
+    rows.extend((0..taps).map(|fi| mirror(i as isize - r as isize + fi as isize, h) * w));
+}
+
+/// The vertical pass of vif_filter1d_s / _sq_s / _xy_s at the row whose
+/// taps start at `rows` ([`tap_rows`]), columns `cols`: `acc = 0;
+/// acc += f[fi] * v` for each tap in order, per column.
+#[inline(always)]
+fn vertical(taps: &[f32], src: Source<'_>, rows: &[usize], cols: std::ops::Range<usize>, out: &mut [f32]) {
+    let row = |fi: usize| rows[fi] + cols.start;
+    let mut blocks = out.chunks_exact_mut(LANES);
+    let mut j = 0;
+    for block in &mut blocks {
+        let mut acc = [0.0f32; LANES];
+        for (fi, &c) in taps.iter().enumerate() {
+            add_tap(&mut acc, c, src, row(fi) + j);
+        }
+        block.copy_from_slice(&acc);
+        j += LANES;
+    }
+    let rest = blocks.into_remainder();
+    rest.fill(0.0);
+    for (fi, &c) in taps.iter().enumerate() {
+        add_tap_rest(rest, c, src, row(fi) + j);
     }
 }
 
@@ -182,11 +237,20 @@ fn vertical(
 /// each side.
 #[inline(always)]
 fn horizontal(taps: &[f32], tmp: &[f32], cols: std::ops::Range<usize>, out: &mut [f32]) {
-    out.fill(0.0);
-    for (fj, &c) in taps.iter().enumerate() {
-        for (o, &x) in out.iter_mut().zip(&tmp[cols.start + fj..cols.end + fj]) {
-            *o += c * x;
+    let mut blocks = out.chunks_exact_mut(LANES);
+    let mut j = cols.start;
+    for block in &mut blocks {
+        let mut acc = [0.0f32; LANES];
+        for (fj, &c) in taps.iter().enumerate() {
+            add_tap(&mut acc, c, Source::Plain(tmp), j + fj);
         }
+        block.copy_from_slice(&acc);
+        j += LANES;
+    }
+    let rest = blocks.into_remainder();
+    rest.fill(0.0);
+    for (fj, &c) in taps.iter().enumerate() {
+        add_tap_rest(rest, c, Source::Plain(tmp), j + fj);
     }
 }
 
@@ -295,19 +359,45 @@ fn decimate(taps: &[f32], src: &[f32], (w, h): (usize, usize), dst: &mut Vec<f32
     let tmp = &mut s.tmp[0];
     tmp.clear();
     tmp.resize(w + 2 * r, 0.0);
+    let mut rows = Vec::with_capacity(taps.len());
     for i in 0..ho {
+        tap_rows(taps.len(), (w, h), 2 * i, &mut rows);
         for start in (0..w).step_by(BLOCK) {
             let cols = start..(start + BLOCK).min(w);
-            vertical(taps, Source::Plain(src), (w, h), 2 * i, cols.clone(), &mut tmp[r + cols.start..r + cols.end]);
+            vertical(taps, Source::Plain(src), &rows, cols.clone(), &mut tmp[r + cols.start..r + cols.end]);
         }
         pad(tmp, w, r);
-        for (jo, d) in dst[i * wo..(i + 1) * wo].iter_mut().enumerate() {
-            let mut acc = 0.0f32;
-            for (fj, &c) in taps.iter().enumerate() {
-                acc += c * tmp[2 * jo + fj];
+        decimate_row(taps, tmp, &mut dst[i * wo..(i + 1) * wo]);
+    }
+}
+
+/// Outputs of [`decimate_row`] summed together in registers.
+const DECIMATED_LANES: usize = 16;
+
+/// The horizontal pass at every other column: `dst[jo] = 0; dst[jo] +=
+/// f[fj] * tmp[2 jo + fj]` for each tap in order.
+#[inline(always)]
+fn decimate_row(taps: &[f32], tmp: &[f32], dst: &mut [f32]) {
+    const N: usize = DECIMATED_LANES;
+    let mut blocks = dst.chunks_exact_mut(N);
+    let mut j = 0;
+    for block in &mut blocks {
+        let mut acc = [0.0f32; N];
+        for (fj, &c) in taps.iter().enumerate() {
+            let t = &tmp[2 * j + fj..][..2 * N];
+            for l in 0..N {
+                acc[l] += c * t[2 * l];
             }
-            *d = acc;
         }
+        block.copy_from_slice(&acc);
+        j += N;
+    }
+    for (jo, d) in blocks.into_remainder().iter_mut().enumerate() {
+        let mut acc = 0.0f32;
+        for (fj, &c) in taps.iter().enumerate() {
+            acc += c * tmp[2 * (j + jo) + fj];
+        }
+        *d = acc;
     }
 }
 
@@ -340,11 +430,13 @@ fn statistic(
         Source::Product(reference, distorted),
     ];
     let (mut num, mut den) = (0.0f32, 0.0f32);
+    let mut rows = Vec::with_capacity(taps.len());
     for i in 0..h {
+        tap_rows(taps.len(), (w, h), i, &mut rows);
         for start in (0..w).step_by(BLOCK) {
             let cols = start..(start + BLOCK).min(w);
             for (tmp, src) in s.tmp.iter_mut().zip(sources) {
-                vertical(taps, src, (w, h), i, cols.clone(), &mut tmp[r + cols.start..r + cols.end]);
+                vertical(taps, src, &rows, cols.clone(), &mut tmp[r + cols.start..r + cols.end]);
             }
         }
         for (tmp, filt) in s.tmp.iter_mut().zip(s.filt.iter_mut()) {
@@ -355,8 +447,9 @@ fn statistic(
             }
         }
         let [mu1, mu2, xx, yy, xy] = &s.filt;
-        for j in 0..w {
-            (s.num[j], s.den[j]) = pixel(mu1[j], mu2[j], xx[j], yy[j], xy[j], k);
+        let stats = mu1.iter().zip(mu2).zip(xx).zip(yy).zip(xy);
+        for ((((((&m1, &m2), &x1), &y2), &x12), n), d) in stats.zip(&mut s.num).zip(&mut s.den) {
+            (*n, *d) = pixel(m1, m2, x1, y2, x12, k);
         }
         let (mut row_num, mut row_den) = (0.0f32, 0.0f32);
         for (&n, &d) in s.num.iter().zip(&s.den) {
