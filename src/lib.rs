@@ -10,6 +10,7 @@ pub mod config;
 pub mod features;
 pub mod fixture;
 pub mod gate;
+pub mod kernel_times;
 pub mod report;
 pub mod scores;
 pub mod trace;

@@ -207,3 +207,34 @@ fn devices_lists_lavapipe_as_a_table_and_as_json() {
     assert_eq!(vulkan["available"], false);
     assert!(vulkan["reason"].as_str().unwrap().contains("ERROR_INCOMPATIBLE_DRIVER"), "{vulkan}");
 }
+
+#[test]
+fn kernel_times_name_every_kernel_a_feature_dispatched() {
+    let out = ulpgate()
+        .env("ULPGATE_KERNEL_TIMES", "1")
+        .args(["score", "--backend", "vulkan", "--feature", "float_moment", "--width", "200", "--height", "184"])
+        .args(["--reference", "fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv"])
+        .args(["--distorted", "fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv"])
+        .args(["--json-out", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("ulpgate kernel times"), "{err}");
+    // One row per kernel: the backend, the kernel, its 12 dispatches (one a frame).
+    let row = err.lines().find(|l| l.contains("moment_sums")).unwrap_or_else(|| panic!("no moment_sums row:\n{err}"));
+    let fields: Vec<&str> = row.split('┆').map(|f| f.trim_matches(|c: char| c.is_whitespace() || c == '│')).collect();
+    assert_eq!(fields[0], "vulkan", "{row}");
+    assert_eq!(fields[2], "12", "{row}");
+    assert!(fields[3].parse::<f64>().is_ok_and(|ms| ms > 0.0), "{row}");
+
+    // Off by default: nothing printed.
+    let out = ulpgate()
+        .args(["score", "--backend", "vulkan", "--feature", "float_moment", "--width", "200", "--height", "184"])
+        .args(["--reference", "fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv"])
+        .args(["--distorted", "fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv"])
+        .args(["--json-out", "/dev/null"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("kernel times"));
+}

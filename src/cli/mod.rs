@@ -88,6 +88,7 @@ pub fn main() -> ExitCode {
         Command::Bench(args) => bench::run(args),
     };
     crate::trace::mark("command done");
+    crate::kernel_times::print();
     let code = match result {
         Ok(code) => code,
         Err(Failure::Config(d)) => {

@@ -27,6 +27,8 @@ pub struct Shared {
     /// VK_KHR_push_descriptor, when the device has it (else descriptor pools).
     pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
     pub pipeline_cache: vk::PipelineCache,
+    /// The compute queue's valid timestamp bits (0: no timestamps).
+    pub timestamp_bits: u32,
     // Declared last: dropped after Drop::drop destroyed the device.
     _instance: Instance,
 }
@@ -128,6 +130,7 @@ impl VulkanGpu {
             features,
             push_descriptor,
             pipeline_cache,
+            timestamp_bits: families[queue_family as usize].timestamp_valid_bits,
             _instance: instance,
         };
         Ok(VulkanGpu { shared: Arc::new(shared), info: physical.info.clone(), kernels: Mutex::new(HashMap::new()) })

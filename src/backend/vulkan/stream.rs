@@ -16,6 +16,17 @@ use std::sync::Arc;
 /// How long a batch may run before the stream gives up on the device.
 const FENCE_TIMEOUT_NS: u64 = 300_000_000_000;
 
+/// Dispatches a batch times under `ULPGATE_KERNEL_TIMES` (two timestamps
+/// each); later ones in the same batch go untimed.
+const TIMED_DISPATCHES: u32 = 256;
+
+/// Timestamps around dispatches ([`crate::kernel_times`]).
+struct KernelTimer {
+    pool: vk::QueryPool,
+    /// The kernels timed in the batch being recorded or in flight, in order.
+    kernels: Vec<&'static str>,
+}
+
 /// Buffers touched since the last barrier.
 #[derive(Default)]
 pub struct Hazards {
@@ -72,6 +83,7 @@ pub struct VkStream {
     bound: vk::Pipeline,
     /// Descriptor pools, when the device has no push descriptors.
     descriptor_pools: Vec<vk::DescriptorPool>,
+    timer: Option<KernelTimer>,
 }
 
 impl VkStream {
@@ -97,6 +109,7 @@ impl VkStream {
             hazards: Hazards::default(),
             bound: vk::Pipeline::null(),
             descriptor_pools: Vec::new(),
+            timer: None,
         };
         let alloc = vk::CommandBufferAllocateInfo::default()
             .command_pool(pool)
@@ -107,6 +120,14 @@ impl VkStream {
         // SAFETY: as above.
         stream.fence =
             unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None) }.context("vkCreateFence")?;
+        if crate::kernel_times::enabled() && shared.timestamp_bits > 0 {
+            let info = vk::QueryPoolCreateInfo::default()
+                .query_type(vk::QueryType::TIMESTAMP)
+                .query_count(2 * TIMED_DISPATCHES);
+            // SAFETY: as above.
+            let pool = unsafe { device.create_query_pool(&info, None) }.context("vkCreateQueryPool")?;
+            stream.timer = Some(KernelTimer { pool, kernels: Vec::new() });
+        }
         Ok(stream)
     }
 
@@ -126,6 +147,10 @@ impl VkStream {
             // SAFETY: the pool was reset, the buffer is in the initial state.
             unsafe { self.device().begin_command_buffer(self.cmd, &begin) }.context("vkBeginCommandBuffer")?;
             self.state = State::Recording;
+            if let Some(timer) = &self.timer {
+                // SAFETY: recording, outside any render pass.
+                unsafe { self.device().cmd_reset_query_pool(self.cmd, timer.pool, 0, 2 * TIMED_DISPATCHES) };
+            }
             // Earlier batches on this queue wrote what this one reads.
             self.barrier(vk::PipelineStageFlags::ALL_COMMANDS, vk::AccessFlags::MEMORY_WRITE);
         } else if self.hazards.conflicts(reads, writes) {
@@ -262,7 +287,36 @@ impl VkStream {
         for s in std::mem::take(&mut self.downloads) {
             self.completed.push(self.staging_out.bytes(s).to_vec());
         }
+        self.record_kernel_times()?;
         self.reset()
+    }
+
+    /// Adds the finished batch's timed dispatches to [`crate::kernel_times`].
+    fn record_kernel_times(&mut self) -> Result<()> {
+        let Some(timer) = &mut self.timer else { return Ok(()) };
+        let kernels = std::mem::take(&mut timer.kernels);
+        if kernels.is_empty() {
+            return Ok(());
+        }
+        let mut stamps = vec![0u64; 2 * kernels.len()];
+        // SAFETY: the batch that wrote these queries has completed.
+        unsafe {
+            self.shared.device.get_query_pool_results(
+                timer.pool,
+                0,
+                &mut stamps,
+                vk::QueryResultFlags::TYPE_64 | vk::QueryResultFlags::WAIT,
+            )
+        }
+        .context("vkGetQueryPoolResults")?;
+        let bits = self.shared.timestamp_bits;
+        let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
+        let period = f64::from(self.shared.limits.timestamp_period);
+        for (kernel, pair) in kernels.into_iter().zip(stamps.chunks_exact(2)) {
+            let ticks = pair[1].wrapping_sub(pair[0]) & mask;
+            crate::kernel_times::record("vulkan", kernel, ticks as f64 * period);
+        }
+        Ok(())
     }
 
     /// Forgets the batch: the device must be done with it.
@@ -287,6 +341,9 @@ impl VkStream {
         self.keep_kernels.clear();
         self.hazards.clear();
         self.bound = vk::Pipeline::null();
+        if let Some(timer) = &mut self.timer {
+            timer.kernels.clear();
+        }
         self.state = State::Idle;
         Ok(())
     }
@@ -372,8 +429,30 @@ impl Stream for VkStream {
                 self.device().cmd_push_constants(self.cmd, vk_kernel.layout, vk::ShaderStageFlags::COMPUTE, 0, &scalars)
             };
         }
+        let timed = self.timer.as_mut().and_then(|t| {
+            let n = t.kernels.len() as u32;
+            (n < TIMED_DISPATCHES).then(|| {
+                t.kernels.push(name);
+                (t.pool, 2 * n)
+            })
+        });
+        let stamp = |query: u32| {
+            if let Some((pool, first)) = timed {
+                // SAFETY: recording; the query was reset at the batch's start.
+                unsafe {
+                    self.device().cmd_write_timestamp(
+                        self.cmd,
+                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                        pool,
+                        first + query,
+                    )
+                };
+            }
+        };
+        stamp(0);
         // SAFETY: recording, pipeline and every binding set.
         unsafe { self.device().cmd_dispatch(self.cmd, groups[0], groups[1], groups[2]) };
+        stamp(1);
         self.keep_kernels.push(kernel.clone());
         for arg in args {
             if let Arg::Buffer(b) = arg {
@@ -457,6 +536,9 @@ impl Drop for VkStream {
             }
             for &pool in &self.descriptor_pools {
                 device.destroy_descriptor_pool(pool, None);
+            }
+            if let Some(timer) = &self.timer {
+                device.destroy_query_pool(timer.pool, None);
             }
             device.destroy_fence(self.fence, None);
             device.destroy_command_pool(self.pool, None);
