@@ -98,7 +98,8 @@ fn sequences() -> Vec<Vec<f32>> {
         make(1),
         make(segment - 1),
         make(segment + 1),
-        make(256 * segment + 3), // two batches of segments
+        make(256 * segment + 3),        // two batches of segments
+        make(seqsum::SERIAL_SPAN + 13), // two launches of the serial kernel
         vec![0.0; 5000],
         [vec![1e-30], make(40_000)].concat(),
         // Every addition a tie, decided by the parity of the running

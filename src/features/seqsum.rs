@@ -305,9 +305,10 @@ pub const MAX_SEGMENTS: usize = 65_535;
 pub static SEQSUM_SERIAL: KernelSpec =
     KernelSpec { name: "seqsum_serial", family: "seqsum", workgroup: [1, 1, 1], buffers: 3, scalars: 3 };
 
-/// Terms per [`SEQSUM_SERIAL`] launch: below lavapipe's 65535 loop
-/// iterations per invocation.
-pub const SERIAL_SPAN: usize = 60_000;
+/// Terms per [`SEQSUM_SERIAL`] launch: the Vulkan kernel adds eight terms
+/// an iteration, so 60,000 iterations and at most 7 more, below lavapipe's
+/// 65535 loop iterations per invocation.
+pub const SERIAL_SPAN: usize = 8 * 60_000;
 
 /// The environment variable that overrides which sum kernel runs: `serial`
 /// ([`SEQSUM_SERIAL`]) or `parallel` ([`SEQSUM`]). A testing and diagnostic
