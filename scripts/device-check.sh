@@ -29,6 +29,9 @@ BACKENDS=${BACKENDS:-"cuda opencl vulkan"}
 FEATURES=${FEATURES:-}
 # Host threads reading and uploading for the 1080p table (a list measures each; empty: `run`'s default).
 BENCH_THREADS=${BENCH_THREADS:-}
+# Features whose Vulkan kernels to time one by one on the 1080p clip
+# (ULPGATE_KERNEL_TIMES; comma-separated, empty: none).
+KERNEL_TIMES=${KERNEL_TIMES:-}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
 TMP=$(mktemp -d)
@@ -160,6 +163,12 @@ for threads in ${SWEEP-2 4 8}; do
         --features psnr,float_psnr --json-out "$TMP/sweep-$threads.json" | grep -E "^│ *(psnr|float_psnr) "
 done
 
+# Which Vulkan kernel owns each feature's time (README: ULPGATE_KERNEL_TIMES).
+for feature in ${KERNEL_TIMES//,/ }; do
+    step "vulkan kernel times, $feature" env ULPGATE_KERNEL_TIMES=1 "$ULPGATE" score --backend vulkan \
+        --feature "$feature" --reference "$TMP/ref1080.yuv" --distorted "$TMP/dis1080.yuv" \
+        --width 1920 --height 1080 --json-out /dev/null
+done
 
 section "calibration corpus: every GPU backend against the CPU on the default gate"
 step "calibrate collect" "$ULPGATE" calibrate collect --gate "$TMP/device.yaml" --out "$OUT/corpus.csv"
