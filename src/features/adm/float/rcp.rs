@@ -82,6 +82,19 @@ impl Reciprocal {
         Ok(r)
     }
 
+    /// A short name of this table: the first 16 hex digits of the SHA-256
+    /// of its entries (little-endian). libvmaf's float_adm scores depend on
+    /// the host's `rcpss`, so recordings of them are filed under the table
+    /// of the CPU that made them (fixtures/reference/README.md).
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut hash = Sha256::new();
+        for entry in &self.table {
+            hash.update(entry.to_le_bytes());
+        }
+        hash.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+    }
+
     /// `rcpss(x)` from the table: the entry of x's mantissa prefix, its
     /// exponent moved by x's; zero and subnormal inputs give infinity, a
     /// result below the normal range 0, NaN stays NaN (quietened).
@@ -133,6 +146,17 @@ mod tests {
             assert_eq!(r.rcp(x).to_bits(), rcpss(x).to_bits(), "{x:e}");
         }
         assert!(r.rcp(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn the_fingerprint_names_the_table() {
+        let r = Reciprocal::get().unwrap();
+        let f = r.fingerprint();
+        assert_eq!(f.len(), 16);
+        assert!(f.bytes().all(|b| b.is_ascii_hexdigit()));
+        let mut other = Reciprocal { table: r.table.clone() };
+        other.table[4095] ^= 1;
+        assert_ne!(other.fingerprint(), f);
     }
 
     #[test]
