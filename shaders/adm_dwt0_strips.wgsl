@@ -3,7 +3,8 @@
 // Work item x of image z walks outputs (i, 16k) .. (i, 16k + 15) (i, k:
 // x / strips, x % strips),
 // computing each column's vertical pass once: an output's last two columns
-// are the next one's first two.
+// are the next one's first two. 8-bit rows on 32-bit words read a word a
+// row for two outputs away from the mirrored edges (adm_words.wgsl).
 struct Params {
     width: u32,
     height: u32,
@@ -46,18 +47,38 @@ fn sample(img: u32, i: u32) -> u32 {
     return (word >> ((i & 1u) * 16u)) & 0xffffu;
 }
 
-// Column col's vertical pass (tmplo, tmphi): the Q15 db2 taps over the four
-// rows (uint32 sums, wrapping as C's int32 may), centred, rounded by bpc
-// bits into int16.
-fn vert(img: u32, rws: vec4<i32>, col: i32, add: i32, centre: u32) -> vec2<i32> {
-    let s0 = sample(img, u32(rws.x + col));
-    let s1 = sample(img, u32(rws.y + col));
-    let s2 = sample(img, u32(rws.z + col));
-    let s3 = sample(img, u32(rws.w + col));
-    let acc_lo = 15826u * s0 + 27411u * s1 + 7345u * s2 + bitcast<u32>(-4240i) * s3;
-    let acc_hi = bitcast<u32>(-4240i) * s0 + bitcast<u32>(-7345i) * s1 + 27411u * s2 + bitcast<u32>(-15826i) * s3;
+// The vertical pass (tmplo, tmphi) of one column's four samples s: the
+// Q15 db2 taps over the four rows (uint32 sums, wrapping as C's int32
+// may), centred, rounded by bpc bits into int16.
+fn vert_of(s: vec4<u32>, add: i32, centre: u32) -> vec2<i32> {
+    let acc_lo = 15826u * s.x + 27411u * s.y + 7345u * s.z + bitcast<u32>(-4240i) * s.w;
+    let acc_hi = bitcast<u32>(-4240i) * s.x + bitcast<u32>(-7345i) * s.y + 27411u * s.z + bitcast<u32>(-15826i) * s.w;
     return vec2<i32>(i16((bitcast<i32>(acc_lo - centre) + add) >> pc.bpc), i16((bitcast<i32>(acc_hi) + add) >> pc.bpc));
 }
+
+// Column col's vertical pass over the rows at offsets rws.
+fn vert(img: u32, rws: vec4<i32>, col: i32, add: i32, centre: u32) -> vec2<i32> {
+    let s = vec4<u32>(sample(img, u32(rws.x + col)), sample(img, u32(rws.y + col)), sample(img, u32(rws.z + col)), sample(img, u32(rws.w + col)));
+    return vert_of(s, add, centre);
+}
+
+// Output o (and, unless lo_only, its three other bands) from the vertical
+// passes of its four columns 2j - 1 .. 2j + 2.
+fn emit(o: u32, plane: u32, c0: vec2<i32>, c1: vec2<i32>, c2: vec2<i32>, c3: vec2<i32>) {
+    // lo taps 15826, 27411, 7345, -4240; hi -4240, -7345, 27411, -15826.
+    let a = 32768 + 15826 * c0.x + 27411 * c1.x + 7345 * c2.x + -4240 * c3.x;
+    bands[o] = i16(a >> 16u);
+    if (pc.lo_only == 0u) {
+        let v = 32768 + -4240 * c0.x + -7345 * c1.x + 27411 * c2.x + -15826 * c3.x;
+        let hh = 32768 + 15826 * c0.y + 27411 * c1.y + 7345 * c2.y + -4240 * c3.y;
+        let d = 32768 + -4240 * c0.y + -7345 * c1.y + 27411 * c2.y + -15826 * c3.y;
+        bands[o + plane] = i16(hh >> 16u);
+        bands[o + 2u * plane] = i16(v >> 16u);
+        bands[o + 3u * plane] = i16(d >> 16u);
+    }
+}
+
+#include "adm_words.wgsl"
 
 @compute @workgroup_size(8, 1, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
@@ -79,24 +100,38 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
     let add = 1 << (pc.bpc - 1u);
     // dwt2_db2_coeffs_lo_sum * add_shift_VP centres the samples.
     let centre = 46342u * u32(add);
-    var c0 = vert(img, rws, mirror(2 * first - 1, w), add, centre);
-    var c1 = vert(img, rws, mirror(2 * first, w), add, centre);
     let plane = u32(bw * bh);
     var o = pc.out_base + img * 4u * plane + u32(i * bw + first);
+    if (words_fit(w, first, last)) {
+        // 8-bit samples, word-aligned rows, no mirrored column: one word a
+        // row serves two outputs (adm_words.wgsl).
+        let rw = vec4<u32>(rws) >> vec4<u32>(2u);
+        var k = u32(first) >> 1u;
+        var cur = words(img, rw, k);
+        var c0 = vert_of(byte_of(words(img, rw, k - 1u), 3u), add, centre);
+        var c1 = vert_of(byte_of(cur, 0u), add, centre);
+        for (var j = first; j < last; j += 2) {
+            let next = words(img, rw, k + 1u);
+            let c2 = vert_of(byte_of(cur, 1u), add, centre);
+            let c3 = vert_of(byte_of(cur, 2u), add, centre);
+            emit(o, plane, c0, c1, c2, c3);
+            let c4 = vert_of(byte_of(cur, 3u), add, centre);
+            let c5 = vert_of(byte_of(next, 0u), add, centre);
+            emit(o + 1u, plane, c2, c3, c4, c5);
+            c0 = c4;
+            c1 = c5;
+            cur = next;
+            k += 1u;
+            o += 2u;
+        }
+        return;
+    }
+    var c0 = vert(img, rws, mirror(2 * first - 1, w), add, centre);
+    var c1 = vert(img, rws, mirror(2 * first, w), add, centre);
     for (var j = first; j < last; j++) {
         let c2 = vert(img, rws, mirror(2 * j + 1, w), add, centre);
         let c3 = vert(img, rws, mirror(2 * j + 2, w), add, centre);
-        // lo taps 15826, 27411, 7345, -4240; hi -4240, -7345, 27411, -15826.
-        let a = 32768 + 15826 * c0.x + 27411 * c1.x + 7345 * c2.x + -4240 * c3.x;
-        bands[o] = i16(a >> 16u);
-        if (pc.lo_only == 0u) {
-            let v = 32768 + -4240 * c0.x + -7345 * c1.x + 27411 * c2.x + -15826 * c3.x;
-            let hh = 32768 + 15826 * c0.y + 27411 * c1.y + 7345 * c2.y + -4240 * c3.y;
-            let d = 32768 + -4240 * c0.y + -7345 * c1.y + 27411 * c2.y + -15826 * c3.y;
-            bands[o + plane] = i16(hh >> 16u);
-            bands[o + 2u * plane] = i16(v >> 16u);
-            bands[o + 3u * plane] = i16(d >> 16u);
-        }
+        emit(o, plane, c0, c1, c2, c3);
         c0 = c2;
         c1 = c3;
         o += 1u;

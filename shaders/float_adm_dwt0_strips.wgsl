@@ -3,7 +3,8 @@
 // kernels/float_adm.cl; the same bits). Work item x of image z walks
 // outputs (i, 16k) .. (i, 16k + 15), i = x / strips, k = x % strips,
 // computing each column's vertical filters once: an output's last two
-// columns are the next one's first two.
+// columns are the next one's first two. 8-bit rows on 32-bit words read a
+// word a row for two outputs away from the mirrored edges (adm_words.wgsl).
 struct Params {
     width: u32,
     height: u32,
@@ -63,6 +64,28 @@ fn vert(img: u32, rws: vec4<i32>, col: i32) -> vec2<f32> {
     return vec2<f32>(filt(false, s), filt(true, s));
 }
 
+// The vertical (lo, hi) of one column's four 8-bit samples, offset as
+// sample() offsets them.
+fn vert_of(b: vec4<u32>) -> vec2<f32> {
+    let s = vec4<f32>(b) + vec4<f32>(-128.0f);
+    return vec2<f32>(filt(false, s), filt(true, s));
+}
+
+// Output o (and, unless lo_only, its three other bands) from the vertical
+// filters of its four columns 2j - 1 .. 2j + 2.
+fn emit(o: u32, plane: u32, c0: vec2<f32>, c1: vec2<f32>, c2: vec2<f32>, c3: vec2<f32>) {
+    let lo = vec4<f32>(c0.x, c1.x, c2.x, c3.x);
+    let hi = vec4<f32>(c0.y, c1.y, c2.y, c3.y);
+    bands[o] = filt(false, lo);
+    if (pc.lo_only == 0u) {
+        bands[o + plane] = filt(false, hi);
+        bands[o + 2u * plane] = filt(true, lo);
+        bands[o + 3u * plane] = filt(true, hi);
+    }
+}
+
+#include "adm_words.wgsl"
+
 @compute @workgroup_size(8, 1, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wid: vec3<u32>) {
     let w = i32(pc.width);
@@ -80,23 +103,40 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
     let img = wid.z;
     let last = min(first + i32(STRIP), bw);
     let rws = vec4<i32>(mirror(2 * i - 1, h) * w, mirror(2 * i, h) * w, mirror(2 * i + 1, h) * w, mirror(2 * i + 2, h) * w);
+    let plane = u32(bw * bh);
+    var o = pc.out_base + img * 4u * plane + u32(i * bw + first);
+    if (words_fit(w, first, last)) {
+        // 8-bit samples, word-aligned rows, no mirrored column: one word a
+        // row serves two outputs (adm_words.wgsl).
+        let rw = vec4<u32>(rws) >> vec4<u32>(2u);
+        var k = u32(first) >> 1u;
+        var cur = words(img, rw, k);
+        var c0 = vert_of(byte_of(words(img, rw, k - 1u), 3u));
+        var c1 = vert_of(byte_of(cur, 0u));
+        for (var j = first; j < last; j += 2) {
+            let next = words(img, rw, k + 1u);
+            let c2 = vert_of(byte_of(cur, 1u));
+            let c3 = vert_of(byte_of(cur, 2u));
+            emit(o, plane, c0, c1, c2, c3);
+            let c4 = vert_of(byte_of(cur, 3u));
+            let c5 = vert_of(byte_of(next, 0u));
+            emit(o + 1u, plane, c2, c3, c4, c5);
+            c0 = c4;
+            c1 = c5;
+            cur = next;
+            k += 1u;
+            o += 2u;
+        }
+        return;
+    }
     // The vertical lo and hi of the output's four columns 2j - 1 .. 2j + 2;
     // the next output shares the last two.
     var c0 = vert(img, rws, mirror(2 * first - 1, w));
     var c1 = vert(img, rws, mirror(2 * first, w));
-    let plane = u32(bw * bh);
-    var o = pc.out_base + img * 4u * plane + u32(i * bw + first);
     for (var j = first; j < last; j++) {
         let c2 = vert(img, rws, mirror(2 * j + 1, w));
         let c3 = vert(img, rws, mirror(2 * j + 2, w));
-        let lo = vec4<f32>(c0.x, c1.x, c2.x, c3.x);
-        let hi = vec4<f32>(c0.y, c1.y, c2.y, c3.y);
-        bands[o] = filt(false, lo);
-        if (pc.lo_only == 0u) {
-            bands[o + plane] = filt(false, hi);
-            bands[o + 2u * plane] = filt(true, lo);
-            bands[o + 3u * plane] = filt(true, hi);
-        }
+        emit(o, plane, c0, c1, c2, c3);
         c0 = c2;
         c1 = c3;
         o += 1u;
