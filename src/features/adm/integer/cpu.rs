@@ -55,7 +55,10 @@ struct State {
 impl Extractor for AdmCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         #[cfg(target_arch = "x86_64")]
-        let o = if std::arch::is_x86_feature_detected!("avx2") {
+        let o = if std::arch::is_x86_feature_detected!("avx512bw") {
+            // SAFETY: the CPU has AVX-512 BW (checked just above).
+            unsafe { self.compute_avx512(reference, distorted) }
+        } else if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
             unsafe { self.compute_avx2(reference, distorted) }
         } else {
@@ -79,6 +82,14 @@ impl AdmCpu {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn compute_avx2(&mut self, reference: &Frame, distorted: &Frame) -> Outputs {
+        self.compute(reference, distorted)
+    }
+
+    /// [`AdmCpu::compute`] compiled for AVX-512 (F and BW): the same
+    /// integer operations in 512-bit vectors.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw")]
+    fn compute_avx512(&mut self, reference: &Frame, distorted: &Frame) -> Outputs {
         self.compute(reference, distorted)
     }
 
