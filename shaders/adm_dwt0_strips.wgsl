@@ -50,16 +50,19 @@ fn sample(img: u32, i: u32) -> u32 {
 // The vertical pass (tmplo, tmphi) of one column's four samples s: the
 // Q15 db2 taps over the four rows (uint32 sums, wrapping as C's int32
 // may), centred, rounded by bpc bits into int16.
-fn vert_of(s: vec4<u32>, add: i32, centre: u32) -> vec2<i32> {
+fn vert_of(s: vec4<u32>) -> vec2<i32> {
+    let add = 1 << (pc.bpc - 1u);
+    // dwt2_db2_coeffs_lo_sum * add_shift_VP centres the samples.
+    let centre = 46342u * u32(add);
     let acc_lo = 15826u * s.x + 27411u * s.y + 7345u * s.z + bitcast<u32>(-4240i) * s.w;
     let acc_hi = bitcast<u32>(-4240i) * s.x + bitcast<u32>(-7345i) * s.y + 27411u * s.z + bitcast<u32>(-15826i) * s.w;
     return vec2<i32>(i16((bitcast<i32>(acc_lo - centre) + add) >> pc.bpc), i16((bitcast<i32>(acc_hi) + add) >> pc.bpc));
 }
 
 // Column col's vertical pass over the rows at offsets rws.
-fn vert(img: u32, rws: vec4<i32>, col: i32, add: i32, centre: u32) -> vec2<i32> {
+fn vert(img: u32, rws: vec4<i32>, col: i32) -> vec2<i32> {
     let s = vec4<u32>(sample(img, u32(rws.x + col)), sample(img, u32(rws.y + col)), sample(img, u32(rws.z + col)), sample(img, u32(rws.w + col)));
-    return vert_of(s, add, centre);
+    return vert_of(s);
 }
 
 // Output o (and, unless lo_only, its three other bands) from the vertical
@@ -97,40 +100,19 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
     let img = wid.z;
     let last = min(first + i32(STRIP), bw);
     let rws = vec4<i32>(mirror(2 * i - 1, h) * w, mirror(2 * i, h) * w, mirror(2 * i + 1, h) * w, mirror(2 * i + 2, h) * w);
-    let add = 1 << (pc.bpc - 1u);
-    // dwt2_db2_coeffs_lo_sum * add_shift_VP centres the samples.
-    let centre = 46342u * u32(add);
     let plane = u32(bw * bh);
     var o = pc.out_base + img * 4u * plane + u32(i * bw + first);
     if (words_fit(w, first, last)) {
         // 8-bit samples, word-aligned rows, no mirrored column: one word a
         // row serves two outputs (adm_words.wgsl).
-        let rw = vec4<u32>(rws) >> vec4<u32>(2u);
-        var k = u32(first) >> 1u;
-        var cur = words(img, rw, k);
-        var c0 = vert_of(byte_of(words(img, rw, k - 1u), 3u), add, centre);
-        var c1 = vert_of(byte_of(cur, 0u), add, centre);
-        for (var j = first; j < last; j += 2) {
-            let next = words(img, rw, k + 1u);
-            let c2 = vert_of(byte_of(cur, 1u), add, centre);
-            let c3 = vert_of(byte_of(cur, 2u), add, centre);
-            emit(o, plane, c0, c1, c2, c3);
-            let c4 = vert_of(byte_of(cur, 3u), add, centre);
-            let c5 = vert_of(byte_of(next, 0u), add, centre);
-            emit(o + 1u, plane, c2, c3, c4, c5);
-            c0 = c4;
-            c1 = c5;
-            cur = next;
-            k += 1u;
-            o += 2u;
-        }
+        words_strip(img, rws, first, last, o, plane);
         return;
     }
-    var c0 = vert(img, rws, mirror(2 * first - 1, w), add, centre);
-    var c1 = vert(img, rws, mirror(2 * first, w), add, centre);
+    var c0 = vert(img, rws, mirror(2 * first - 1, w));
+    var c1 = vert(img, rws, mirror(2 * first, w));
     for (var j = first; j < last; j++) {
-        let c2 = vert(img, rws, mirror(2 * j + 1, w), add, centre);
-        let c3 = vert(img, rws, mirror(2 * j + 2, w), add, centre);
+        let c2 = vert(img, rws, mirror(2 * j + 1, w));
+        let c3 = vert(img, rws, mirror(2 * j + 2, w));
         emit(o, plane, c0, c1, c2, c3);
         c0 = c2;
         c1 = c3;

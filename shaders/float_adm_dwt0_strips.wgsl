@@ -108,25 +108,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
     if (words_fit(w, first, last)) {
         // 8-bit samples, word-aligned rows, no mirrored column: one word a
         // row serves two outputs (adm_words.wgsl).
-        let rw = vec4<u32>(rws) >> vec4<u32>(2u);
-        var k = u32(first) >> 1u;
-        var cur = words(img, rw, k);
-        var c0 = vert_of(byte_of(words(img, rw, k - 1u), 3u));
-        var c1 = vert_of(byte_of(cur, 0u));
-        for (var j = first; j < last; j += 2) {
-            let next = words(img, rw, k + 1u);
-            let c2 = vert_of(byte_of(cur, 1u));
-            let c3 = vert_of(byte_of(cur, 2u));
-            emit(o, plane, c0, c1, c2, c3);
-            let c4 = vert_of(byte_of(cur, 3u));
-            let c5 = vert_of(byte_of(next, 0u));
-            emit(o + 1u, plane, c2, c3, c4, c5);
-            c0 = c4;
-            c1 = c5;
-            cur = next;
-            k += 1u;
-            o += 2u;
-        }
+        words_strip(img, rws, first, last, o, plane);
         return;
     }
     // The vertical lo and hi of the output's four columns 2j - 1 .. 2j + 2;

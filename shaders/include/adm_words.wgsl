@@ -6,7 +6,9 @@
 // mirrored, output j's new columns 2j + 1 and 2j + 2 and output j + 1's
 // 2j + 3 and 2j + 4 are bytes 1, 2, 3 of one word and byte 0 of the next:
 // one load a row for two outputs. The samples, and so the bits, are the
-// general path's. Needs ref_words, dis_words and the caller's `img`.
+// general path's. Needs ref_words, dis_words, and the kernel's
+// vert_of(samples of one column's four rows) and
+// emit(output, plane, columns 2j - 1 .. 2j + 2).
 
 // Whether strip [first, last) of a row of width w takes the word path:
 // 8-bit, rows word-aligned, columns 2 * first - 1 .. 2 * last unmirrored,
@@ -26,4 +28,30 @@ fn words(img: u32, rw: vec4<u32>, k: u32) -> vec4<u32> {
 // Byte b of each row's word: that row's sample.
 fn byte_of(v: vec4<u32>, b: u32) -> vec4<u32> {
     return (v >> vec4<u32>(8u * b)) & vec4<u32>(0xffu);
+}
+
+// Outputs first .. last - 1 of the row whose four source rows start at
+// offsets rws (words_fit holds), the first written at o.
+fn words_strip(img: u32, rws: vec4<i32>, first: i32, last: i32, o_first: u32, plane: u32) {
+    let rw = vec4<u32>(rws) >> vec4<u32>(2u);
+    // Column 2 * first opens word first / 2; 2 * first - 1 ends the one before.
+    var k = u32(first) >> 1u;
+    var o = o_first;
+    var cur = words(img, rw, k);
+    var c0 = vert_of(byte_of(words(img, rw, k - 1u), 3u));
+    var c1 = vert_of(byte_of(cur, 0u));
+    for (var j = first; j < last; j += 2) {
+        let next = words(img, rw, k + 1u);
+        let c2 = vert_of(byte_of(cur, 1u));
+        let c3 = vert_of(byte_of(cur, 2u));
+        emit(o, plane, c0, c1, c2, c3);
+        let c4 = vert_of(byte_of(cur, 3u));
+        let c5 = vert_of(byte_of(next, 0u));
+        emit(o + 1u, plane, c2, c3, c4, c5);
+        c0 = c4;
+        c1 = c5;
+        cur = next;
+        k += 1u;
+        o += 2u;
+    }
 }
