@@ -90,6 +90,13 @@ pub trait Sample: Copy + Send + Sync + 'static {
     /// Eight samples as u32 lanes (AVX2 builds only).
     #[cfg(target_arch = "x86_64")]
     fn load8(s: &[Self]) -> std::arch::x86_64::__m256i;
+    /// 32 samples as 16-bit lanes (AVX-512 builds only; 8-bit samples are
+    /// the ones read this way).
+    #[cfg(target_arch = "x86_64")]
+    fn load32_w16(s: &[Self]) -> std::arch::x86_64::__m512i;
+    /// 16 samples as u32 lanes (AVX-512 builds only).
+    #[cfg(target_arch = "x86_64")]
+    fn load16_w32(s: &[Self]) -> std::arch::x86_64::__m512i;
 }
 
 impl Sample for u8 {
@@ -103,6 +110,24 @@ impl Sample for u8 {
     fn load8(s: &[u8]) -> std::arch::x86_64::__m256i {
         super::integer_avx2::load8_u8(s)
     }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn load32_w16(s: &[u8]) -> std::arch::x86_64::__m512i {
+        let s = &s[..32];
+        // SAFETY: `s` holds 32 bytes; the load is unaligned; only AVX-512
+        // builds call it.
+        unsafe { std::arch::x86_64::_mm512_cvtepu8_epi16(std::arch::x86_64::_mm256_loadu_si256(s.as_ptr().cast())) }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn load16_w32(s: &[u8]) -> std::arch::x86_64::__m512i {
+        let s = &s[..16];
+        // SAFETY: `s` holds 16 bytes; the load is unaligned; only AVX-512
+        // builds call it.
+        unsafe { std::arch::x86_64::_mm512_cvtepu8_epi32(std::arch::x86_64::_mm_loadu_si128(s.as_ptr().cast())) }
+    }
 }
 
 impl Sample for u16 {
@@ -115,6 +140,24 @@ impl Sample for u16 {
     #[inline(always)]
     fn load8(s: &[u16]) -> std::arch::x86_64::__m256i {
         super::integer_avx2::load8_u16(s)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn load32_w16(s: &[u16]) -> std::arch::x86_64::__m512i {
+        let s = &s[..32];
+        // SAFETY: `s` holds 64 bytes; the load is unaligned; only AVX-512
+        // builds call it.
+        unsafe { std::arch::x86_64::_mm512_loadu_si512(s.as_ptr().cast()) }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn load16_w32(s: &[u16]) -> std::arch::x86_64::__m512i {
+        let s = &s[..16];
+        // SAFETY: `s` holds 32 bytes; the load is unaligned; only AVX-512
+        // builds call it.
+        unsafe { std::arch::x86_64::_mm512_cvtepu16_epi32(std::arch::x86_64::_mm256_loadu_si256(s.as_ptr().cast())) }
     }
 }
 
@@ -171,7 +214,16 @@ struct Rows {
     tmp: [Vec<u32>; 8],
     /// sigma1_sq, sigma2_sq (clamped at 0), sigma12 of each pixel.
     sigma: [Vec<i32>; 3],
+    /// The AVX-512 build's rows (integer_avx512.rs).
+    #[cfg(target_arch = "x86_64")]
+    avx512: super::integer_avx512::Rows16,
 }
+
+/// Which build of the filter passes runs: the portable blocks, the AVX2
+/// intrinsics (integer_avx2.rs) or the AVX-512 ones (integer_avx512.rs).
+const PORTABLE: u8 = 0;
+const AVX2: u8 = 1;
+const AVX512: u8 = 2;
 
 impl Rows {
     fn prepare(&mut self, w: usize, r: usize) {
@@ -188,7 +240,7 @@ impl Rows {
 
 /// PADDING_SQ_DATA: mirror the `r` columns beyond each edge of a padded row.
 #[inline(always)]
-fn pad(row: &mut [u32], w: usize, r: usize) {
+pub(super) fn pad<V: Copy>(row: &mut [V], w: usize, r: usize) {
     for f in 1..=r {
         row[r - f] = row[r + f];
         row[r + w - 1 + f] = row[r + w - 1 - f];
@@ -216,7 +268,7 @@ const LANES: usize = 8;
 /// or u64 (`_16`); the u64 sums are kept here as two u32 halves ([`join`]),
 /// the same integers.
 #[inline(always)]
-fn vertical_block<T: Sample, const F: usize, const N: usize>(
+pub(super) fn vertical_block<T: Sample, const F: usize, const N: usize>(
     c: &[u32; F],
     (rows_ref, rows_dis): (&[&[T]; F], &[&[T]; F]),
     j: usize,
@@ -278,7 +330,7 @@ fn vertical_block<T: Sample, const F: usize, const N: usize>(
 /// The vertical pass of one output row (`rows_*`: its window's picture
 /// rows) into `tmp` (interior at offset `r`).
 #[inline(always)]
-fn vertical<T: Sample, const F: usize, const AVX2: bool>(
+fn vertical<T: Sample, const F: usize, const LEVEL: u8>(
     taps: &[u16; F],
     rows: (&[&[T]; F], &[&[T]; F]),
     mode: Vertical,
@@ -291,8 +343,8 @@ fn vertical<T: Sample, const F: usize, const AVX2: bool>(
     let full = w - w % LANES;
     for j in (0..full).step_by(LANES) {
         #[cfg(target_arch = "x86_64")]
-        if AVX2 {
-            // SAFETY: AVX2 is true only in the AVX2 build of `run`.
+        if LEVEL == AVX2 {
+            // SAFETY: LEVEL is AVX2 only in the AVX2 build of `run`.
             unsafe { super::integer_avx2::vertical8(&c, rows, j, mode, &mut out) };
             continue;
         }
@@ -351,15 +403,15 @@ fn horizontal_block<const F: usize, const N: usize>(
 /// The horizontal pass of a row over the padded `rows.tmp`, into
 /// `rows.sigma`.
 #[inline(always)]
-fn horizontal<const F: usize, const AVX2: bool>(taps: &[u16; F], rows: &mut Rows) {
+fn horizontal<const F: usize, const LEVEL: u8>(taps: &[u16; F], rows: &mut Rows) {
     let w = rows.sigma[0].len();
     let c = taps.map(u32::from);
     let mut sigma = rows.sigma.each_mut().map(|v| &mut v[..w]);
     let full = w - w % LANES;
     for j in (0..full).step_by(LANES) {
         #[cfg(target_arch = "x86_64")]
-        if AVX2 {
-            // SAFETY: AVX2 is true only in the AVX2 build of `run`.
+        if LEVEL == AVX2 {
+            // SAFETY: LEVEL is AVX2 only in the AVX2 build of `run`.
             unsafe { super::integer_avx2::horizontal8(&c, &rows.tmp, j, &mut sigma) };
             continue;
         }
@@ -370,7 +422,7 @@ fn horizontal<const F: usize, const AVX2: bool>(taps: &[u16; F], rows: &mut Rows
     }
 }
 
-fn window<T, const F: usize>(plane: &[T], w: usize, h: usize, i: usize) -> [&[T]; F] {
+pub(super) fn window<T, const F: usize>(plane: &[T], w: usize, h: usize, i: usize) -> [&[T]; F] {
     std::array::from_fn(|fi| {
         let y = mirror(i as isize - (F / 2) as isize + fi as isize, h);
         &plane[y * w..(y + 1) * w]
@@ -379,7 +431,7 @@ fn window<T, const F: usize>(plane: &[T], w: usize, h: usize, i: usize) -> [&[T]
 
 /// vif_statistic_8 / vif_statistic_16 at one scale over a `w` x `h` pair.
 #[inline(always)]
-fn statistic<T: Sample, const F: usize, const AVX2: bool>(
+fn statistic<T: Sample, const F: usize, const LEVEL: u8>(
     taps: &[u16; F],
     (reference, distorted): (&[T], &[T]),
     (w, h): (usize, usize),
@@ -388,16 +440,24 @@ fn statistic<T: Sample, const F: usize, const AVX2: bool>(
     gain_limit: f64,
     rows: &mut Rows,
 ) -> ScaleSums {
+    #[cfg(target_arch = "x86_64")]
+    if LEVEL == AVX512 {
+        let rows = &mut rows.avx512;
+        // SAFETY: LEVEL is AVX512 only in the AVX-512 build of `run`.
+        return unsafe {
+            super::integer_avx512::statistic(taps, (reference, distorted), (w, h), mode, table, gain_limit, rows)
+        };
+    }
     let r = F / 2;
     rows.prepare(w, r);
     let mut sums = ScaleSums::default();
     for i in 0..h {
         let (wr, wd) = (window::<T, F>(reference, w, h, i), window::<T, F>(distorted, w, h, i));
-        vertical::<T, F, AVX2>(taps, (&wr, &wd), mode, r, &mut rows.tmp);
+        vertical::<T, F, LEVEL>(taps, (&wr, &wd), mode, r, &mut rows.tmp);
         for t in rows.tmp.iter_mut() {
             pad(t, w, r);
         }
-        horizontal::<F, AVX2>(taps, rows);
+        horizontal::<F, LEVEL>(taps, rows);
         let [s1, s2, s12] = &rows.sigma;
         for j in 0..w {
             accumulate_sigmas(s1[j], s2[j], s12[j], table, gain_limit, &mut sums);
@@ -517,6 +577,11 @@ impl IntegerVif {
 
     fn run<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
         #[cfg(target_arch = "x86_64")]
+        if super::integer_avx512::detected() {
+            // SAFETY: the CPU has AVX-512 F, BW, DQ and CD.
+            return unsafe { self.run_avx512(pair, size) };
+        }
+        #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU has AVX2 (checked just above).
             return unsafe { self.run_avx2(pair, size) };
@@ -524,31 +589,35 @@ impl IntegerVif {
         self.run_portable(pair, size)
     }
 
+    /// The scales with AVX-512 filter passes (integer_avx512.rs): the same
+    /// integers.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512cd")]
+    fn run_avx512<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
+        self.run_blocks::<T, AVX512>(pair, size)
+    }
+
     /// The scales with AVX2 filter blocks (integer_avx2.rs): the same
     /// integers.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn run_avx2<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
-        self.run_blocks::<T, true>(pair, size)
+        self.run_blocks::<T, AVX2>(pair, size)
     }
 
     fn run_portable<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
-        self.run_blocks::<T, false>(pair, size)
+        self.run_blocks::<T, PORTABLE>(pair, size)
     }
 
-    /// The scales, with the AVX2 filter blocks or the portable ones.
+    /// The scales, with the `LEVEL` build of the filter passes.
     #[inline(always)]
-    fn run_blocks<T: Sample, const AVX2: bool>(
-        &mut self,
-        pair: (&[T], &[T]),
-        (w, h): (usize, usize),
-    ) -> [ScaleSums; 4] {
+    fn run_blocks<T: Sample, const LEVEL: u8>(&mut self, pair: (&[T], &[T]), (w, h): (usize, usize)) -> [ScaleSums; 4] {
         let mut out = [ScaleSums::default(); 4];
         let (table, gain) = (&self.table, self.gain_limit);
         if !self.skip_scale0 {
             let mode = Vertical::for_scale(0, self.bpc);
             out[0] =
-                with_taps!(0, |taps| statistic::<T, _, AVX2>(taps, pair, (w, h), mode, table, gain, &mut self.rows));
+                with_taps!(0, |taps| statistic::<T, _, LEVEL>(taps, pair, (w, h), mode, table, gain, &mut self.rows));
         }
         // Scale 1 from the frame: subsample_rd_8 (8-bit) or subsample_rd_16
         // with the bit depth's rounding.
@@ -563,7 +632,7 @@ impl IntegerVif {
             let (before, after) = self.planes.split_at_mut(scale);
             let (r, d) = &before[scale - 1];
             let pair = (r.as_slice(), d.as_slice());
-            out[scale] = with_taps!(scale, |taps| statistic::<u16, _, AVX2>(
+            out[scale] = with_taps!(scale, |taps| statistic::<u16, _, LEVEL>(
                 taps,
                 pair,
                 (w, h),
@@ -585,6 +654,81 @@ impl IntegerVif {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A picture with flat, smooth and noisy parts (both branches of the
+    /// statistic), from a fixed xorshift seed.
+    fn picture(w: usize, h: usize, bpc: u8, seed: u64) -> Vec<u16> {
+        let mut x = seed;
+        let max = (1u32 << bpc) - 1;
+        (0..w * h)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let (col, row) = (i % w, i / w);
+                let smooth = ((col * 7 + row * 3) as u32 * max / (7 * w as u32 + 3 * h as u32)) & max;
+                (match (col * 3 / w, row * 2 / h) {
+                    (0, _) => max / 3,
+                    (1, 0) => smooth,
+                    _ => (smooth + (x as u32 % (max / 4 + 1))).min(max),
+                }) as u16
+            })
+            .collect()
+    }
+
+    /// Every build of the filter passes this CPU has gives the portable
+    /// build's sums, at 8 and 10 bits, on widths that leave every kind of
+    /// partial block (the AVX-512 build works in blocks of 32, 16 and 8),
+    /// with the gain limit capping g or not.
+    #[test]
+    fn every_simd_build_gives_the_portable_sums() {
+        let sizes = [(37, 33), (64, 40), (131, 36), (96, 51), (200, 34)];
+        // libvmaf's default gain limit, and its smallest (which caps g).
+        for ((w, h), gain_limit) in sizes.into_iter().flat_map(|s| [(s, 100.0), (s, 1.0)]) {
+            for bpc in [8u8, 10] {
+                let (r, d) = (picture(w, h, bpc, 7), picture(w, h, bpc, 11));
+                let mut vif = IntegerVif::new(bpc, false, gain_limit);
+                let portable = if bpc == 8 {
+                    let (r, d): (Vec<u8>, Vec<u8>) =
+                        (r.iter().map(|&v| v as u8).collect(), d.iter().map(|&v| v as u8).collect());
+                    let want = vif.run_portable((&r, &d), (w, h));
+                    #[cfg(target_arch = "x86_64")]
+                    simd_builds_agree(&mut vif, (&r, &d), (w, h), want);
+                    want
+                } else {
+                    let want = vif.run_portable((&r, &d), (w, h));
+                    #[cfg(target_arch = "x86_64")]
+                    simd_builds_agree(&mut vif, (&r, &d), (w, h), want);
+                    want
+                };
+                // The pictures reach both branches at every scale.
+                for s in portable {
+                    assert!(s.den_log != 0 && s.den_non_log != 0, "{w}x{h} {bpc}-bit: {s:?}");
+                }
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    fn simd_builds_agree<T: Sample>(
+        vif: &mut IntegerVif,
+        pair: (&[T], &[T]),
+        size: (usize, usize),
+        want: [ScaleSums; 4],
+    ) {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            assert_eq!(unsafe { vif.run_avx2(pair, size) }, want, "AVX2 at {size:?}");
+        } else {
+            eprintln!("no AVX2 on this CPU: its build is not checked here");
+        }
+        if super::super::integer_avx512::detected() {
+            // SAFETY: the CPU has AVX-512 F, BW, DQ and CD.
+            assert_eq!(unsafe { vif.run_avx512(pair, size) }, want, "AVX-512 at {size:?}");
+        } else {
+            eprintln!("no AVX-512 on this CPU: its build is not checked here");
+        }
+    }
 
     #[test]
     fn mirror_reflects_without_repeating_the_edge() {

@@ -10,6 +10,8 @@ pub mod gpu_integer;
 pub mod integer;
 #[cfg(target_arch = "x86_64")]
 mod integer_avx2;
+#[cfg(target_arch = "x86_64")]
+mod integer_avx512;
 pub mod prescale;
 pub mod tables;
 
