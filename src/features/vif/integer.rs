@@ -9,6 +9,8 @@
 //! subsampling filter is evaluated only at the even rows and columns that
 //! the decimation keeps (`decimate_and_pad` discards the rest).
 
+#[cfg(target_arch = "x86_64")]
+use super::integer_simd::{Lanes, avx2::V256, avx512::V512, statistic as simd_statistic};
 use super::tables::{INT_FILTERS, SIGMA_NSQ, log2_32, log2_64};
 use crate::fixture::PlaneRef;
 
@@ -87,16 +89,12 @@ pub fn accumulate_sigmas(
 /// A plane's samples as the filters read them.
 pub trait Sample: Copy + Send + Sync + 'static {
     fn get(self) -> u32;
-    /// Eight samples as u32 lanes (AVX2 builds only).
+    /// `W::L16` samples as 16-bit lanes (the vector builds only).
+    ///
+    /// # Safety
+    /// As [`Lanes`]: only from functions compiled with `W`'s features.
     #[cfg(target_arch = "x86_64")]
-    fn load8(s: &[Self]) -> std::arch::x86_64::__m256i;
-    /// 32 samples as 16-bit lanes (AVX-512 builds only; 8-bit samples are
-    /// the ones read this way).
-    #[cfg(target_arch = "x86_64")]
-    fn load32_w16(s: &[Self]) -> std::arch::x86_64::__m512i;
-    /// 16 samples as u32 lanes (AVX-512 builds only).
-    #[cfg(target_arch = "x86_64")]
-    fn load16_w32(s: &[Self]) -> std::arch::x86_64::__m512i;
+    unsafe fn load_w16<W: Lanes>(s: &[Self]) -> W;
 }
 
 impl Sample for u8 {
@@ -107,26 +105,9 @@ impl Sample for u8 {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn load8(s: &[u8]) -> std::arch::x86_64::__m256i {
-        super::integer_avx2::load8_u8(s)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn load32_w16(s: &[u8]) -> std::arch::x86_64::__m512i {
-        let s = &s[..32];
-        // SAFETY: `s` holds 32 bytes; the load is unaligned; only AVX-512
-        // builds call it.
-        unsafe { std::arch::x86_64::_mm512_cvtepu8_epi16(std::arch::x86_64::_mm256_loadu_si256(s.as_ptr().cast())) }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn load16_w32(s: &[u8]) -> std::arch::x86_64::__m512i {
-        let s = &s[..16];
-        // SAFETY: `s` holds 16 bytes; the load is unaligned; only AVX-512
-        // builds call it.
-        unsafe { std::arch::x86_64::_mm512_cvtepu8_epi32(std::arch::x86_64::_mm_loadu_si128(s.as_ptr().cast())) }
+    unsafe fn load_w16<W: Lanes>(s: &[u8]) -> W {
+        // SAFETY: the caller's build has W's features.
+        unsafe { W::load_u8(s) }
     }
 }
 
@@ -138,26 +119,10 @@ impl Sample for u16 {
 
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    fn load8(s: &[u16]) -> std::arch::x86_64::__m256i {
-        super::integer_avx2::load8_u16(s)
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn load32_w16(s: &[u16]) -> std::arch::x86_64::__m512i {
-        let s = &s[..32];
-        // SAFETY: `s` holds 64 bytes; the load is unaligned; only AVX-512
-        // builds call it.
-        unsafe { std::arch::x86_64::_mm512_loadu_si512(s.as_ptr().cast()) }
-    }
-
-    #[cfg(target_arch = "x86_64")]
-    #[inline(always)]
-    fn load16_w32(s: &[u16]) -> std::arch::x86_64::__m512i {
-        let s = &s[..16];
-        // SAFETY: `s` holds 32 bytes; the load is unaligned; only AVX-512
-        // builds call it.
-        unsafe { std::arch::x86_64::_mm512_cvtepu16_epi32(std::arch::x86_64::_mm256_loadu_si256(s.as_ptr().cast())) }
+    unsafe fn load_w16<W: Lanes>(s: &[u16]) -> W {
+        // The lanes hold the u16 bits; the filters unpack them with zero.
+        // SAFETY: the caller's build has W's features.
+        unsafe { W::load16(bytemuck::cast_slice(s)) }
     }
 }
 
@@ -214,13 +179,13 @@ struct Rows {
     tmp: [Vec<u32>; 8],
     /// sigma1_sq, sigma2_sq (clamped at 0), sigma12 of each pixel.
     sigma: [Vec<i32>; 3],
-    /// The AVX-512 build's rows (integer_avx512.rs).
+    /// The vector builds' rows (integer_simd).
     #[cfg(target_arch = "x86_64")]
-    avx512: super::integer_avx512::Rows16,
+    simd: super::integer_simd::Rows16,
 }
 
-/// Which build of the filter passes runs: the portable blocks, the AVX2
-/// intrinsics (integer_avx2.rs) or the AVX-512 ones (integer_avx512.rs).
+/// Which build of the statistic runs: the portable blocks, or integer_simd
+/// in AVX2's or AVX-512's vectors.
 const PORTABLE: u8 = 0;
 const AVX2: u8 = 1;
 const AVX512: u8 = 2;
@@ -330,7 +295,7 @@ pub(super) fn vertical_block<T: Sample, const F: usize, const N: usize>(
 /// The vertical pass of one output row (`rows_*`: its window's picture
 /// rows) into `tmp` (interior at offset `r`).
 #[inline(always)]
-fn vertical<T: Sample, const F: usize, const LEVEL: u8>(
+fn vertical<T: Sample, const F: usize>(
     taps: &[u16; F],
     rows: (&[&[T]; F], &[&[T]; F]),
     mode: Vertical,
@@ -342,12 +307,6 @@ fn vertical<T: Sample, const F: usize, const LEVEL: u8>(
     let mut out = tmp.each_mut().map(|v| &mut v[r..r + w]);
     let full = w - w % LANES;
     for j in (0..full).step_by(LANES) {
-        #[cfg(target_arch = "x86_64")]
-        if LEVEL == AVX2 {
-            // SAFETY: LEVEL is AVX2 only in the AVX2 build of `run`.
-            unsafe { super::integer_avx2::vertical8(&c, rows, j, mode, &mut out) };
-            continue;
-        }
         vertical_block::<T, F, LANES>(&c, rows, j, mode, &mut out);
     }
     for j in full..w {
@@ -403,18 +362,12 @@ fn horizontal_block<const F: usize, const N: usize>(
 /// The horizontal pass of a row over the padded `rows.tmp`, into
 /// `rows.sigma`.
 #[inline(always)]
-fn horizontal<const F: usize, const LEVEL: u8>(taps: &[u16; F], rows: &mut Rows) {
+fn horizontal<const F: usize>(taps: &[u16; F], rows: &mut Rows) {
     let w = rows.sigma[0].len();
     let c = taps.map(u32::from);
     let mut sigma = rows.sigma.each_mut().map(|v| &mut v[..w]);
     let full = w - w % LANES;
     for j in (0..full).step_by(LANES) {
-        #[cfg(target_arch = "x86_64")]
-        if LEVEL == AVX2 {
-            // SAFETY: LEVEL is AVX2 only in the AVX2 build of `run`.
-            unsafe { super::integer_avx2::horizontal8(&c, &rows.tmp, j, &mut sigma) };
-            continue;
-        }
         horizontal_block::<F, LANES>(&c, &rows.tmp, j, &mut sigma);
     }
     for j in full..w {
@@ -441,23 +394,29 @@ fn statistic<T: Sample, const F: usize, const LEVEL: u8>(
     rows: &mut Rows,
 ) -> ScaleSums {
     #[cfg(target_arch = "x86_64")]
-    if LEVEL == AVX512 {
-        let rows = &mut rows.avx512;
-        // SAFETY: LEVEL is AVX512 only in the AVX-512 build of `run`.
-        return unsafe {
-            super::integer_avx512::statistic(taps, (reference, distorted), (w, h), mode, table, gain_limit, rows)
-        };
+    {
+        let pair = (reference, distorted);
+        let simd = &mut rows.simd;
+        // SAFETY: LEVEL is AVX512 or AVX2 only in the build of `run` with
+        // those features.
+        match LEVEL {
+            AVX512 => {
+                return unsafe { simd_statistic::<T, F, V512>(taps, pair, (w, h), mode, table, gain_limit, simd) };
+            }
+            AVX2 => return unsafe { simd_statistic::<T, F, V256>(taps, pair, (w, h), mode, table, gain_limit, simd) },
+            _ => {}
+        }
     }
     let r = F / 2;
     rows.prepare(w, r);
     let mut sums = ScaleSums::default();
     for i in 0..h {
         let (wr, wd) = (window::<T, F>(reference, w, h, i), window::<T, F>(distorted, w, h, i));
-        vertical::<T, F, LEVEL>(taps, (&wr, &wd), mode, r, &mut rows.tmp);
+        vertical::<T, F>(taps, (&wr, &wd), mode, r, &mut rows.tmp);
         for t in rows.tmp.iter_mut() {
             pad(t, w, r);
         }
-        horizontal::<F, LEVEL>(taps, rows);
+        horizontal::<F>(taps, rows);
         let [s1, s2, s12] = &rows.sigma;
         for j in 0..w {
             accumulate_sigmas(s1[j], s2[j], s12[j], table, gain_limit, &mut sums);
@@ -577,7 +536,7 @@ impl IntegerVif {
 
     fn run<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
         #[cfg(target_arch = "x86_64")]
-        if super::integer_avx512::detected() {
+        if super::integer_simd::avx512::detected() {
             // SAFETY: the CPU has AVX-512 F, BW, DQ and CD.
             return unsafe { self.run_avx512(pair, size) };
         }
@@ -589,16 +548,14 @@ impl IntegerVif {
         self.run_portable(pair, size)
     }
 
-    /// The scales with AVX-512 filter passes (integer_avx512.rs): the same
-    /// integers.
+    /// The scales with integer_simd in AVX-512 vectors: the same integers.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512bw,avx512dq,avx512cd")]
     fn run_avx512<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
         self.run_blocks::<T, AVX512>(pair, size)
     }
 
-    /// The scales with AVX2 filter blocks (integer_avx2.rs): the same
-    /// integers.
+    /// The scales with integer_simd in AVX2 vectors: the same integers.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
     fn run_avx2<T: Sample>(&mut self, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
@@ -722,7 +679,7 @@ mod tests {
         } else {
             eprintln!("no AVX2 on this CPU: its build is not checked here");
         }
-        if super::super::integer_avx512::detected() {
+        if super::super::integer_simd::avx512::detected() {
             // SAFETY: the CPU has AVX-512 F, BW, DQ and CD.
             assert_eq!(unsafe { vif.run_avx512(pair, size) }, want, "AVX-512 at {size:?}");
         } else {

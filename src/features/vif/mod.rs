@@ -9,9 +9,7 @@ pub mod gpu_float;
 pub mod gpu_integer;
 pub mod integer;
 #[cfg(target_arch = "x86_64")]
-mod integer_avx2;
-#[cfg(target_arch = "x86_64")]
-mod integer_avx512;
+mod integer_simd;
 pub mod prescale;
 pub mod tables;
 
