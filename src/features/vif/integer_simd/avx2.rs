@@ -2,7 +2,7 @@
 //! per-pixel statistic stays scalar here (AVX2 has no 64-bit `lzcnt`,
 //! i64 <-> f64 conversions or lane masks).
 
-use super::{Lanes, ScalarSums};
+use super::{Lanes, ScalarSums, binary_ops};
 use std::arch::x86_64::*;
 
 #[derive(Clone, Copy)]
@@ -12,6 +12,23 @@ pub struct V256(__m256i);
 impl Lanes for V256 {
     const L16: usize = 16;
     type Sums = ScalarSums;
+
+    binary_ops! {
+        V256;
+        add16 => _mm256_add_epi16,
+        add32 => _mm256_add_epi32,
+        sub32 => _mm256_sub_epi32,
+        max32 => _mm256_max_epi32,
+        add64 => _mm256_add_epi64,
+        and => _mm256_and_si256,
+        xor => _mm256_xor_si256,
+        mullo32 => _mm256_mullo_epi32,
+        madd16 => _mm256_madd_epi16,
+        mul_u32 => _mm256_mul_epu32,
+        unpacklo16 => _mm256_unpacklo_epi16,
+        unpackhi16 => _mm256_unpackhi_epi16,
+        packus32 => _mm256_packus_epi32,
+    }
 
     #[inline(always)]
     unsafe fn zero() -> Self {
@@ -50,46 +67,6 @@ impl Lanes for V256 {
         unsafe { _mm256_storeu_si256(d.as_mut_ptr().cast(), v.0) }
     }
     #[inline(always)]
-    unsafe fn add16(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_add_epi16(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn add32(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_add_epi32(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn sub32(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_sub_epi32(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn max32(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_max_epi32(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn add64(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_add_epi64(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn and(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_and_si256(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn xor(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_xor_si256(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn mullo32(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_mullo_epi32(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn madd16(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_madd_epi16(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn mul_u32(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_mul_epu32(a.0, b.0) })
-    }
-    #[inline(always)]
     unsafe fn srli32<const N: i32>(a: Self) -> Self {
         V256(unsafe { _mm256_srli_epi32::<N>(a.0) })
     }
@@ -108,18 +85,6 @@ impl Lanes for V256 {
     #[inline(always)]
     unsafe fn sll32(a: Self, n: __m128i) -> Self {
         V256(unsafe { _mm256_sll_epi32(a.0, n) })
-    }
-    #[inline(always)]
-    unsafe fn unpacklo16(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_unpacklo_epi16(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn unpackhi16(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_unpackhi_epi16(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn packus32(a: Self, b: Self) -> Self {
-        V256(unsafe { _mm256_packus_epi32(a.0, b.0) })
     }
     #[inline(always)]
     unsafe fn blend_odd32(even: Self, odd: Self) -> Self {

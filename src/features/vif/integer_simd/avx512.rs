@@ -3,7 +3,7 @@
 
 use super::super::integer::ScaleSums;
 use super::super::tables::SIGMA_NSQ;
-use super::{Accumulate, Lanes};
+use super::{Accumulate, Lanes, binary_ops};
 use std::arch::x86_64::*;
 
 /// Whether this CPU runs this build: AVX-512 F and BW for the filters, DQ
@@ -23,6 +23,23 @@ pub struct V512(__m512i);
 impl Lanes for V512 {
     const L16: usize = 32;
     type Sums = Sums8;
+
+    binary_ops! {
+        V512;
+        add16 => _mm512_add_epi16,
+        add32 => _mm512_add_epi32,
+        sub32 => _mm512_sub_epi32,
+        max32 => _mm512_max_epi32,
+        add64 => _mm512_add_epi64,
+        and => _mm512_and_si512,
+        xor => _mm512_xor_si512,
+        mullo32 => _mm512_mullo_epi32,
+        madd16 => _mm512_madd_epi16,
+        mul_u32 => _mm512_mul_epu32,
+        unpacklo16 => _mm512_unpacklo_epi16,
+        unpackhi16 => _mm512_unpackhi_epi16,
+        packus32 => _mm512_packus_epi32,
+    }
 
     #[inline(always)]
     unsafe fn zero() -> Self {
@@ -61,46 +78,6 @@ impl Lanes for V512 {
         unsafe { _mm512_storeu_si512(d.as_mut_ptr().cast(), v.0) }
     }
     #[inline(always)]
-    unsafe fn add16(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_add_epi16(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn add32(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_add_epi32(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn sub32(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_sub_epi32(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn max32(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_max_epi32(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn add64(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_add_epi64(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn and(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_and_si512(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn xor(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_xor_si512(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn mullo32(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_mullo_epi32(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn madd16(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_madd_epi16(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn mul_u32(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_mul_epu32(a.0, b.0) })
-    }
-    #[inline(always)]
     unsafe fn srli32<const N: i32>(a: Self) -> Self {
         // AVX-512's immediates are u32 where AVX2's are i32: the shifts
         // the kernels use, spelled out (the match folds away).
@@ -129,18 +106,6 @@ impl Lanes for V512 {
     #[inline(always)]
     unsafe fn sll32(a: Self, n: __m128i) -> Self {
         V512(unsafe { _mm512_sll_epi32(a.0, n) })
-    }
-    #[inline(always)]
-    unsafe fn unpacklo16(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_unpacklo_epi16(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn unpackhi16(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_unpackhi_epi16(a.0, b.0) })
-    }
-    #[inline(always)]
-    unsafe fn packus32(a: Self, b: Self) -> Self {
-        V512(unsafe { _mm512_packus_epi32(a.0, b.0) })
     }
     #[inline(always)]
     unsafe fn blend_odd32(even: Self, odd: Self) -> Self {

@@ -27,6 +27,22 @@ pub mod avx512;
 use super::integer::{Sample, ScaleSums, Vertical, pad, vertical_block, window};
 use std::arch::x86_64::__m128i;
 
+/// [`Lanes`] methods that are one intrinsic of two vectors, for the
+/// implementations: `name => intrinsic` for each, on the wrapper `V`.
+macro_rules! binary_ops {
+    ($v:ident; $($name:ident => $intrinsic:ident,)*) => {
+        $(
+            #[inline(always)]
+            unsafe fn $name(a: Self, b: Self) -> Self {
+                // SAFETY: the trait's contract: the caller's build has the
+                // intrinsic's features.
+                $v(unsafe { $intrinsic(a.0, b.0) })
+            }
+        )*
+    };
+}
+use binary_ops;
+
 /// The widest filter (scale 0, 17 taps) has this many taps on each side of
 /// its centre.
 const MAX_HALF: usize = 8;
