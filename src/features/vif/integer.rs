@@ -187,7 +187,9 @@ struct Rows {
 /// Which build of the statistic runs: the portable blocks, or integer_simd
 /// in AVX2's or AVX-512's vectors.
 const PORTABLE: u8 = 0;
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const AVX2: u8 = 1;
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const AVX512: u8 = 2;
 
 impl Rows {
@@ -221,9 +223,10 @@ fn join(h: u32, l: u32, add: u32, shift: u32) -> u32 {
     (h << (16 - shift)).wrapping_add((l + add) >> shift)
 }
 
-/// Columns computed together: blocks of [`LANES`] columns are fixed-size
-/// arrays the compiler keeps in vector registers (8 u32 lanes of AVX2), the
-/// taps going by with every partial sum in a register. A row's last
+/// Columns computed together in the portable build (x86-64 CPUs with AVX2
+/// or AVX-512 run integer_simd instead): blocks of [`LANES`] columns are
+/// fixed-size arrays the compiler keeps in vector registers, the taps going
+/// by with every partial sum in a register. A row's last
 /// `w % LANES` columns take the same code one column at a time.
 const LANES: usize = 8;
 
@@ -646,17 +649,10 @@ mod tests {
                 let (r, d) = (picture(w, h, bpc, 7), picture(w, h, bpc, 11));
                 let mut vif = IntegerVif::new(bpc, false, gain_limit);
                 let portable = if bpc == 8 {
-                    let (r, d): (Vec<u8>, Vec<u8>) =
-                        (r.iter().map(|&v| v as u8).collect(), d.iter().map(|&v| v as u8).collect());
-                    let want = vif.run_portable((&r, &d), (w, h));
-                    #[cfg(target_arch = "x86_64")]
-                    simd_builds_agree(&mut vif, (&r, &d), (w, h), want);
-                    want
+                    let narrow = |p: &[u16]| p.iter().map(|&v| v as u8).collect::<Vec<u8>>();
+                    every_build(&mut vif, (&narrow(&r), &narrow(&d)), (w, h))
                 } else {
-                    let want = vif.run_portable((&r, &d), (w, h));
-                    #[cfg(target_arch = "x86_64")]
-                    simd_builds_agree(&mut vif, (&r, &d), (w, h), want);
-                    want
+                    every_build(&mut vif, (&r, &d), (w, h))
                 };
                 // The pictures reach both branches at every scale.
                 for s in portable {
@@ -666,25 +662,26 @@ mod tests {
         }
     }
 
-    #[cfg(target_arch = "x86_64")]
-    fn simd_builds_agree<T: Sample>(
-        vif: &mut IntegerVif,
-        pair: (&[T], &[T]),
-        size: (usize, usize),
-        want: [ScaleSums; 4],
-    ) {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2.
-            assert_eq!(unsafe { vif.run_avx2(pair, size) }, want, "AVX2 at {size:?}");
-        } else {
-            eprintln!("no AVX2 on this CPU: its build is not checked here");
+    /// The portable build's sums, after asserting that every vector build
+    /// this CPU has gives the same.
+    fn every_build<T: Sample>(vif: &mut IntegerVif, pair: (&[T], &[T]), size: (usize, usize)) -> [ScaleSums; 4] {
+        let want = vif.run_portable(pair, size);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU has AVX2.
+                assert_eq!(unsafe { vif.run_avx2(pair, size) }, want, "AVX2 at {size:?}");
+            } else {
+                eprintln!("no AVX2 on this CPU: its build is not checked here");
+            }
+            if super::super::integer_simd::avx512::detected() {
+                // SAFETY: the CPU has AVX-512 F, BW, DQ and CD.
+                assert_eq!(unsafe { vif.run_avx512(pair, size) }, want, "AVX-512 at {size:?}");
+            } else {
+                eprintln!("no AVX-512 on this CPU: its build is not checked here");
+            }
         }
-        if super::super::integer_simd::avx512::detected() {
-            // SAFETY: the CPU has AVX-512 F, BW, DQ and CD.
-            assert_eq!(unsafe { vif.run_avx512(pair, size) }, want, "AVX-512 at {size:?}");
-        } else {
-            eprintln!("no AVX-512 on this CPU: its build is not checked here");
-        }
+        want
     }
 
     #[test]
