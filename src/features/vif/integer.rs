@@ -637,7 +637,7 @@ mod tests {
     }
 
     /// Every build of the filter passes this CPU has gives the portable
-    /// build's sums, at 8 and 10 bits, on widths that leave every kind of
+    /// build's sums, at 8, 10, 12 and 16 bits, on widths that leave every kind of
     /// partial block (the AVX-512 build works in blocks of 32, 16 and 8),
     /// with the gain limit capping g or not.
     #[test]
@@ -645,7 +645,7 @@ mod tests {
         let sizes = [(37, 33), (64, 40), (131, 36), (96, 51), (200, 34)];
         // libvmaf's default gain limit, and its smallest (which caps g).
         for ((w, h), gain_limit) in sizes.into_iter().flat_map(|s| [(s, 100.0), (s, 1.0)]) {
-            for bpc in [8u8, 10] {
+            for bpc in [8u8, 10, 12, 16] {
                 let (r, d) = (picture(w, h, bpc, 7), picture(w, h, bpc, 11));
                 let mut vif = IntegerVif::new(bpc, false, gain_limit);
                 let portable = if bpc == 8 {
