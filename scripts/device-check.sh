@@ -53,32 +53,8 @@ step() { # step NAME COMMAND...: runs, times and records a failure
 
 section "environment"
 [ -x "$ULPGATE" ] || { echo "no ulpgate binary at $ULPGATE: build it here and carry it"; exit 2; }
-# Vulkan (and optionally OpenCL) loaders carried as .debs.
-if compgen -G ".gl/*.deb" >/dev/null; then
-    for f in .gl/*.deb; do dpkg -x "$f" /; done
-    ldconfig
-fi
-if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ]; then
-    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
-# CUDA: the driver is on the loader path; NVRTC and the Khronos OpenCL
-# loader live in the toolkit (ulpgate also looks in $CUDA_HOME itself).
-for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-    [ -d "$d" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-done
-# NVIDIA's OpenCL driver registered with the ICD loader, if the image
-# did not register it.
-if ! compgen -G "/etc/OpenCL/vendors/*.icd" >/dev/null; then
-    icd=$( (ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}'; \
-        ls /usr/local/nvidia/lib64/libnvidia-opencl.so.1 /usr/lib/x86_64-linux-gnu/libnvidia-opencl.so.1 2>/dev/null) | head -1)
-    if [ -n "$icd" ]; then
-        mkdir -p "$TMP/icd" && echo "$icd" >"$TMP/icd/nvidia.icd"
-        export OCL_ICD_VENDORS="$TMP/icd" OCL_ICD_FILENAMES="$icd"
-        echo "registered $icd with the OpenCL ICD loader"
-    else
-        echo "no libnvidia-opencl.so.1 found: OpenCL will report unavailable"
-    fi
-fi
+# shellcheck source=scripts/device-env.sh
+source scripts/device-env.sh
 # NVRTC's kernel cache in a fresh folder, so the first run below is cold.
 export XDG_CACHE_HOME="$TMP/cache"
 uname -a
@@ -93,14 +69,6 @@ section "ulpgate devices, with the kernel-dialect self-test (64-bit integers)"
 step devices "$ULPGATE" devices --check
 "$ULPGATE" devices --json >"$OUT/devices.json"
 
-# The default gate with its paths made absolute and every GPU backend
-# required, so a backend that cannot run is an ERROR here, not a SKIP.
-gate_with() { # gate_with FILE: default.yaml + absolute paths + GPU required
-    sed -e "s|registry: features.yaml|registry: $PWD/gates/features.yaml|" \
-        -e "s|\.\./|$PWD/|g" \
-        -e 's/\(vulkan\|cuda\|opencl\): {required: false}/\1: {required: true}/' \
-        gates/default.yaml >"$1"
-}
 gate_with "$TMP/device.yaml"
 
 section "start-up: cold and warm kernel cache (cpu vs cuda, float_psnr, one small fixture)"
@@ -118,27 +86,7 @@ echo "arch_ids:"
 grep -o '"arch_id": *"[^"]*"' "$OUT/gate.json" | sort | uniq -c
 
 section "throughput at 1920x1080 8-bit 4:2:0"
-# A 1080p clip of 60 distinct frames (looped by the bench), generated here:
-# smooth moving content plus noise, the distorted side quantised and noisier.
-python3 - "$TMP" <<'PY' || echo "clip generation failed"
-import sys
-import numpy as np
-tmp = sys.argv[1]
-w, h, n = 1920, 1080, 60
-rng = np.random.default_rng(1)
-y, x = np.mgrid[0:h, 0:w]
-with open(f"{tmp}/ref1080.yuv", "wb") as r, open(f"{tmp}/dis1080.yuv", "wb") as d:
-    for t in range(n):
-        luma = 128 + 60 * np.sin((x + 7 * t) / 37.0) * np.cos((y - 3 * t) / 23.0) + rng.normal(0, 6, (h, w))
-        chroma = 128 + 40 * np.sin((x[::2, ::2] + y[::2, ::2] + 5 * t) / 51.0)
-        planes = [np.clip(luma, 0, 255), np.clip(chroma, 0, 255), np.clip(255 - chroma, 0, 255)]
-        ref = [p.astype(np.uint8) for p in planes]
-        dis = [np.clip(np.round(p / 6) * 6 + rng.normal(0, 3, p.shape), 0, 255).astype(np.uint8) for p in planes]
-        for p in ref:
-            r.write(p.tobytes())
-        for p in dis:
-            d.write(p.tobytes())
-PY
+python3 scripts/clip1080.py "$TMP" || echo "clip generation failed"
 ls -l "$TMP"/*1080.yuv
 # GPU backends only: the device host's CPU is not the CI machine's, and the
 # CPU reference's speed is measured beside libvmaf on the CI kind of machine.
