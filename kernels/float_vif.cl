@@ -403,22 +403,28 @@ KERNEL float_vif_horizontal_strip(GLOBAL const float *vsum, GLOBAL const float *
     }
 }
 
-/* float_vif_rows: vif_statistic_s's sums. Work item y < h adds row y's
- * num_val and den_val (stat's two planes) in column order, in f32 from 0,
- * and writes them to rows[2 * y] and rows[2 * y + 1]; the host adds the
- * rows in order. */
+/* float_vif_rows: vif_statistic_s's sums. Work item i < 2 h adds row i / 2
+ * of plane i % 2 of stat (num_val, den_val) in column order, in f32 from 0,
+ * into rows[i]; the host adds the rows in order. FLOAT_VIF_ROWS_BATCH
+ * loads before their adds (which stay in order): with a row per work item
+ * a GPU has few of them to hide load latency behind. */
+#define FLOAT_VIF_ROWS_BATCH 32
 KERNEL float_vif_rows(GLOBAL const float *stat, GLOBAL float *rows, ulp_u32 w, ulp_u32 h)
 {
-    const ulp_u32 y = GLOBAL_ID(0);
-    if (y >= h)
+    const ulp_u32 i = GLOBAL_ID(0);
+    if (i >= 2 * h)
         return;
-    GLOBAL const float *num = stat + y * w;
-    GLOBAL const float *den = stat + w * h + y * w;
-    float n = 0.0f, d = 0.0f;
-    for (ulp_u32 x = 0; x < w; x++) {
-        n = ADD_RN(n, num[x]);
-        d = ADD_RN(d, den[x]);
+    GLOBAL const float *row = stat + (i & 1) * w * h + (i >> 1) * w;
+    float s = 0.0f;
+    float t[FLOAT_VIF_ROWS_BATCH];
+    ulp_u32 x = 0;
+    for (; x + FLOAT_VIF_ROWS_BATCH <= w; x += FLOAT_VIF_ROWS_BATCH) {
+        for (int k = 0; k < FLOAT_VIF_ROWS_BATCH; k++)
+            t[k] = row[x + k];
+        for (int k = 0; k < FLOAT_VIF_ROWS_BATCH; k++)
+            s = ADD_RN(s, t[k]);
     }
-    rows[2 * y] = n;
-    rows[2 * y + 1] = d;
+    for (; x < w; x++)
+        s = ADD_RN(s, row[x]);
+    rows[i] = s;
 }

@@ -101,10 +101,10 @@ pub static FLOAT_VIF_HORIZONTAL_STRIP: KernelSpec = KernelSpec {
 pub const STRIP: usize = 8;
 
 /// `float_vif_rows` (kernels/float_vif.cl, shaders/float_vif_rows.comp):
-/// item y below `h` adds row y of `stat`'s two planes in column order, in
-/// f32 from 0, into `rows[2y]` and `rows[2y + 1]` (vif_statistic_s's row
-/// sums; the host adds the rows in order). Buffers: stat, rows. Scalars:
-/// w, h.
+/// item i below `2h` adds row i / 2 of `stat`'s plane i % 2 (num_val,
+/// den_val) in column order, in f32 from 0, into `rows[i]`
+/// (vif_statistic_s's row sums; the host adds the rows in order). Launch
+/// `ceil(2h / 64)` groups. Buffers: stat, rows. Scalars: w, h.
 pub static FLOAT_VIF_ROWS: KernelSpec =
     KernelSpec { name: "float_vif_rows", family: "float_vif", workgroup: [64, 1, 1], buffers: 2, scalars: 2 };
 
@@ -322,7 +322,7 @@ impl GpuPipeline for FloatGpu {
             };
             stream.dispatch(horizontal, hgrid, &args)?;
             let args = [Arg::Buffer(&b.stat), Arg::Buffer(&b.rows[s]), Arg::U32(w as u32), Arg::U32(h as u32)];
-            stream.dispatch(rows, [groups_for(h, FLOAT_VIF_ROWS.workgroup[0]), 1, 1], &args)?;
+            stream.dispatch(rows, [groups_for(2 * h, FLOAT_VIF_ROWS.workgroup[0]), 1, 1], &args)?;
         }
         for s in 0..4 {
             stream.download(&b.rows[s], 0, 2 * self.dims[s].1 * 4)?;
