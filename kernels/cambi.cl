@@ -35,15 +35,11 @@
 #define CAMBI_POOL_ELEMENTS 4096
 #define CAMBI_HIST_BINS 2048
 
-/* A pointer to local (CUDA: shared) memory as a function parameter: CUDA
- * pointers are generic, OpenCL's carry the address space. */
 #if defined(__CUDACC__)
-#define CAMBI_LOCAL_PTR
 #define CAMBI_AS_FLOAT(x) __uint_as_float(x)
 #define CAMBI_ATOMIC_ADD(p, v) atomicAdd((p), (v))
 #define CAMBI_ATOMIC_OR(p, v) atomicOr((p), (v))
 #else
-#define CAMBI_LOCAL_PTR __local
 #define CAMBI_AS_FLOAT(x) as_float(x)
 #define CAMBI_ATOMIC_ADD(p, v) atomic_add((p), (v))
 #define CAMBI_ATOMIC_OR(p, v) atomic_or((p), (v))
@@ -213,7 +209,7 @@ FUNC float cambi_u32_to_float(ulp_u32 n)
 
 /* One work item's histogram: count of level `base + b` in bits 16 (b & 1)
  * of word (b >> 1) * CAMBI_CV_WG + lid. */
-FUNC void cambi_bins_row(CAMBI_LOCAL_PTR ulp_u32 *bins, ulp_u32 lid, GLOBAL const ulp_u32 *row, int lo, int hi, int base,
+FUNC void cambi_bins_row(LOCAL_PTR ulp_u32 *bins, ulp_u32 lid, GLOBAL const ulp_u32 *row, int lo, int hi, int base,
                          int add)
 {
     for (int c = lo; c < hi; c++) {
@@ -226,7 +222,7 @@ FUNC void cambi_bins_row(CAMBI_LOCAL_PTR ulp_u32 *bins, ulp_u32 lid, GLOBAL cons
     }
 }
 
-FUNC ulp_u32 cambi_bin(CAMBI_LOCAL_PTR const ulp_u32 *bins, ulp_u32 lid, int level, int base)
+FUNC ulp_u32 cambi_bin(LOCAL_PTR const ulp_u32 *bins, ulp_u32 lid, int level, int base)
 {
     const ulp_u32 b = (ulp_u32)(level - base);
     return (bins[(b >> 1) * CAMBI_CV_WG + lid] >> ((b & 1u) * 16u)) & 0xFFFFu;

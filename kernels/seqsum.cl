@@ -1,7 +1,8 @@
 /*
  * seqsum family: a sequential floating-point sum reproduced exactly
  * (contract: SEQSUM in src/features/seqsum.rs, whose module doc explains
- * why it is exact; `model` there is this kernel in Rust, step for step).
+ * why it is exact; `model` there is this kernel in Rust, step for step
+ * but for the order in which step 2 adds the totals).
  *
  * Two kernels, four dispatches: seqsum_segments (one work group per
  * segment: steps 1 and 3) and seqsum (one per sequence: steps 2 and 4),
@@ -171,53 +172,113 @@ KERNEL seqsum_segments(GLOBAL const float *terms, GLOBAL const ulp_u32 *sums, GL
     }
 }
 
-/* s + terms[b] + ... + terms[en - 1], one after another with the
- * accumulator's own addition (a float's when f32_acc, else a double's).
- * Eight loads at a time before their additions, in order: one work item
- * alone walks these terms, and on a GPU its loads' latency, not the
- * additions, would set the pace. */
-FUNC double seqsum_add_terms(GLOBAL const float *terms, ulp_u32 b, ulp_u32 en, double s, int f32_acc)
+/* Terms a segment holds at most (SEGMENT in src/features/seqsum.rs): the
+ * size of seqsum's staging of a slow segment in local memory. */
+#define SEQSUM_SEGMENT 1024
+
+/* The exact running sum s, where the fast path may take it: its binade e
+ * and integer significand m (2^(p-1) <= m < 2^p), and 1; else (zero,
+ * negative, non-finite, below the accumulator's normal range) 0. */
+FUNC int seqsum_decompose(double s, int p, int min_exponent, int *e, ulp_u64 *m)
 {
-    float t[8];
-    ulp_u32 i = b;
-    if (f32_acc) {
-        float sf = (float)s;
-        for (; i + 8 <= en; i += 8) {
-            for (int j = 0; j < 8; j++)
-                t[j] = terms[i + j];
-            for (int j = 0; j < 8; j++)
-                sf = ADD_RN(sf, t[j]);
+    if (!(s > 0.0) || !(s <= 1.7976931348623157e308))
+        return 0;
+    *e = seqsum_exponent(s);
+    if (*e < min_exponent)
+        return 0;
+    *m = ((ULP_F64_BITS(s) & 0xFFFFFFFFFFFFFUL) >> (53 - p)) | ((ulp_u64)1 << (p - 1));
+    return 1;
+}
+
+/* m * 2^(e - p + 1), exactly (2^(p-1) <= m < 2^p). */
+FUNC double seqsum_compose(int e, ulp_u64 m, int p)
+{
+    return ULP_F64_FROM(((ulp_u64)(e + 1023) << 52) | ((m - ((ulp_u64)1 << (p - 1))) << (53 - p)));
+}
+
+/* Phase 1's scan, before the walk (seqsum's local arrays passed in):
+ * for every segment j of the batch, the increments of segments j .. r - 1
+ * composed (r: the last segment of j's run, the segments around j with
+ * its estimated binade), into jump0 (from an even m), jump1 (from an odd
+ * m) and span (bits 0-15: the segments covered, counting r; bits 16, 17:
+ * the parity after them from either start). Each work item starts from
+ * its own segment (an identity where it is its run's last) and, at stride
+ * st = 1, 2, 4, ..., appends what work item j + st holds when its own part
+ * reaches exactly to j + st and j + st is in the same run: a suffix scan
+ * that stops at run ends. Exact: saturating sums of non-negative
+ * increments and parities compose associatively (seqsum::summary_tree). */
+FUNC void seqsum_scan_runs(ulp_u32 lid, ulp_u32 batch, LOCAL_PTR const int *binades, LOCAL_PTR const ulp_u64 *d0s,
+                            LOCAL_PTR const ulp_u64 *d1s, LOCAL_PTR ulp_u64 *jump0, LOCAL_PTR ulp_u64 *jump1,
+                            LOCAL_PTR ulp_u32 *span)
+{
+    ulp_u64 x0 = 0, x1 = 0;
+    ulp_u32 q0 = 0, q1 = 1, cover = 1;
+    if (lid + 1 < batch && binades[lid + 1] == binades[lid]) {
+        x0 = d0s[lid];
+        x1 = d1s[lid];
+        q0 = (ulp_u32)(x0 & 1);
+        q1 = (ulp_u32)((1 + x1) & 1);
+    }
+    jump0[lid] = x0;
+    jump1[lid] = x1;
+    span[lid] = cover | (q0 << 16) | (q1 << 17);
+    BARRIER();
+    for (ulp_u32 st = 1; st < SEQSUM_WG; st <<= 1) {
+        const ulp_u32 b = lid + st;
+        int grow = 0;
+        ulp_u64 y0 = 0, y1 = 0;
+        ulp_u32 sb = 0;
+        if (cover == st && b < batch && binades[b] == binades[lid]) {
+            grow = 1;
+            sb = span[b];
+            y0 = q0 == 1 ? jump1[b] : jump0[b];
+            y1 = q1 == 1 ? jump1[b] : jump0[b];
         }
-        for (; i < en; i++)
-            sf = ADD_RN(sf, terms[i]);
-        return (double)sf;
+        BARRIER();
+        if (grow) {
+            const ulp_u32 r0 = (sb >> (16 + q0)) & 1, r1 = (sb >> (16 + q1)) & 1;
+            x0 = seqsum_sat_add(x0, y0);
+            x1 = seqsum_sat_add(x1, y1);
+            q0 = r0;
+            q1 = r1;
+            cover += sb & 0xFFFF;
+            jump0[lid] = x0;
+            jump1[lid] = x1;
+            span[lid] = cover | (q0 << 16) | (q1 << 17);
+        }
+        BARRIER();
     }
-    for (; i + 8 <= en; i += 8) {
-        for (int j = 0; j < 8; j++)
-            t[j] = terms[i + j];
-        for (int j = 0; j < 8; j++)
-            s = s + (double)t[j];
-    }
-    for (; i < en; i++)
-        s = s + (double)terms[i];
-    return s;
 }
 
 /* seqsum (contract: SEQSUM): the per-sequence steps, one work group per
  * sequence (group g: sequence g), over its segments' records in batches of
  * SEQSUM_WG copied into local memory by all work items. Phase 0, step 2:
- * work item 0 turns the running total into each segment's estimated binade
- * at its start (written back to the records). Phase 1, step 4: work item 0
- * walks the segments with the exact running sum: a segment at once where
- * exact, else term by term with the accumulator's own addition; the sum
- * goes to `out`. */
+ * each segment's estimated binade at its start, from a scan of the segment
+ * totals (Hillis-Steele, in tree order: it is only an estimate), written
+ * back to the records. Phase 1, step 4: work item 0 walks the segments
+ * with the exact running sum: many segments at once where exact, else term
+ * by term with the accumulator's own addition; the sum goes to `out`.
+ *
+ * Both phases used to be one work item's loop over the ~2,000 segments of
+ * a 1080p frame (~180 µs a dispatch in Vulkan on an H200). The walk now
+ * keeps the sum as (e, m) while segments are fast, and a run of segments
+ * with the sum's binade is one add of its composed increments
+ * (seqsum_scan_runs), the run's last segment another. At a slow segment the
+ * whole group copies its terms into local memory, one coalesced read, and
+ * work item 0 adds them from there. */
 KERNEL seqsum(GLOBAL const float *terms, GLOBAL const ulp_u32 *sums, GLOBAL ulp_u32 *segs, GLOBAL ulp_u32 *out,
               ulp_u32 segment, ulp_u32 precision, ulp_u32 phase, ulp_u32 sequences)
 {
-    LOCAL double totals[SEQSUM_WG];
     LOCAL int binades[SEQSUM_WG];
     LOCAL ulp_u64 d0s[SEQSUM_WG];
     LOCAL ulp_u64 d1s[SEQSUM_WG];
+    /* Phase 0: the totals' scan (jump0 as doubles). Phase 1: see
+     * seqsum_scan_runs. */
+    LOCAL ulp_u64 jump0[SEQSUM_WG];
+    LOCAL ulp_u64 jump1[SEQSUM_WG];
+    LOCAL ulp_u32 span[SEQSUM_WG];
+    LOCAL float chunk[SEQSUM_SEGMENT];
+    LOCAL ulp_u32 slow_at;
     const ulp_u32 g = GROUP_ID(0);
     const ulp_u32 lid = LOCAL_ID(0);
     (void)sequences;
@@ -228,27 +289,34 @@ KERNEL seqsum(GLOBAL const float *terms, GLOBAL const ulp_u32 *sums, GLOBAL ulp_
     const int p = (int)precision;
     const int f32_acc = precision == 24;
     const int min_exponent = f32_acc ? -126 : -1022;
-    double estimate = 0.0; /* work item 0's */
-    double s = 0.0;        /* work item 0's: the exact running sum */
+    const ulp_u64 two_p = (ulp_u64)1 << p;
+    double carry = 0.0; /* phase 0: the totals of the batches before */
+    /* Work item 0's: the exact running sum, as s or, where have_m, as
+     * m * 2^(e - p + 1). */
+    double s = 0.0;
+    int have_m = 0, e = 0;
+    ulp_u64 m = 0;
 
     for (ulp_u32 base = 0; base < nseg; base += SEQSUM_WG) {
         const ulp_u32 k = base + lid;
         const ulp_u32 batch = nseg - base < SEQSUM_WG ? nseg - base : SEQSUM_WG;
         GLOBAL ulp_u32 *rec = recs + SEQSUM_RECORD * k;
         if (phase == 0) {
-            if (k < nseg)
-                totals[lid] = ULP_F64_FROM(((ulp_u64)rec[1] << 32) | rec[0]);
-            BARRIER();
             /* 2. Each segment's estimated binade at its start. */
-            if (lid == 0) {
-                for (ulp_u32 j = 0; j < batch; j++) {
-                    binades[j] = estimate > 0.0 ? seqsum_exponent(estimate) : SEQSUM_NO_BINADE;
-                    estimate += totals[j];
-                }
-            }
+            double v = k < nseg ? ULP_F64_FROM(((ulp_u64)rec[1] << 32) | rec[0]) : 0.0;
+            jump0[lid] = ULP_F64_BITS(v);
             BARRIER();
+            for (ulp_u32 st = 1; st < SEQSUM_WG; st <<= 1) {
+                const double left = lid >= st ? ULP_F64_FROM(jump0[lid - st]) : 0.0;
+                BARRIER();
+                v = v + left;
+                jump0[lid] = ULP_F64_BITS(v);
+                BARRIER();
+            }
+            const double before = lid > 0 ? carry + ULP_F64_FROM(jump0[lid - 1]) : carry;
             if (k < nseg)
-                rec[2] = (ulp_u32)binades[lid];
+                rec[2] = (ulp_u32)(before > 0.0 ? seqsum_exponent(before) : SEQSUM_NO_BINADE);
+            carry = carry + ULP_F64_FROM(jump0[SEQSUM_WG - 1]);
         } else {
             if (k < nseg) {
                 binades[lid] = (int)rec[2];
@@ -256,34 +324,81 @@ KERNEL seqsum(GLOBAL const float *terms, GLOBAL const ulp_u32 *sums, GLOBAL ulp_
                 d1s[lid] = ((ulp_u64)rec[7] << 32) | rec[6];
             }
             BARRIER();
-            /* 4. The walk. */
-            if (lid == 0) {
-                for (ulp_u32 j = 0; j < batch; j++) {
-                    const ulp_u32 kj = base + j;
-                    int fast = 0;
-                    if (s > 0.0 && s <= 1.7976931348623157e308) {
-                        const int e = seqsum_exponent(s);
-                        if (e >= min_exponent && e == binades[j]) {
-                            const ulp_u64 one = (ulp_u64)1 << (p - 1);
-                            const ulp_u64 m = ((ULP_F64_BITS(s) & 0xFFFFFFFFFFFFFUL) >> (53 - p)) | one;
-                            const ulp_u64 m2 = m + ((m & 1) == 0 ? d0s[j] : d1s[j]);
-                            if (m2 < (one << 1)) {
-                                s = ULP_F64_FROM(((ulp_u64)(e + 1023) << 52) | ((m2 - one) << (53 - p)));
-                                fast = 1;
+            seqsum_scan_runs(lid, batch, binades, d0s, d1s, jump0, jump1, span);
+            /* 4. The walk: fast runs and segments up to the next slow
+             * segment, which the group stages and work item 0 adds; until
+             * the batch ends. */
+            ulp_u32 j = 0; /* work item 0's */
+            for (;;) {
+                if (lid == 0) {
+                    while (j < batch && have_m && binades[j] == e) {
+                        /* The run from j, but for its last segment, at once. */
+                        const ulp_u32 last = j + (span[j] & 0xFFFF) - 1;
+                        if (last > j) {
+                            const ulp_u64 mj = m + ((m & 1) == 0 ? jump0[j] : jump1[j]);
+                            if (mj < two_p) {
+                                m = mj;
+                                j = last;
                             }
                         }
+                        const ulp_u64 m2 = m + ((m & 1) == 0 ? d0s[j] : d1s[j]);
+                        if (m2 >= two_p)
+                            break;
+                        m = m2;
+                        j++;
                     }
-                    if (!fast) {
-                        const ulp_u32 b = first + kj * segment;
-                        const ulp_u32 en = kj + 1 == nseg ? first + count : b + segment;
-                        s = seqsum_add_terms(terms, b, en, s, f32_acc);
-                    }
+                    slow_at = j;
                 }
+                BARRIER();
+                const ulp_u32 js = slow_at;
+                if (js >= batch)
+                    break; /* uniform: every work item read the same */
+                const ulp_u32 kj = base + js;
+                const ulp_u32 b = first + kj * segment;
+                const ulp_u32 n = (kj + 1 == nseg ? first + count : b + segment) - b;
+                for (ulp_u32 i = lid; i < n; i += SEQSUM_WG)
+                    chunk[i] = terms[b + i];
+                BARRIER();
+                if (lid == 0) {
+                    if (have_m)
+                        s = seqsum_compose(e, m, p);
+                    /* In order, one addition after another; eight loads
+                     * before their additions. */
+                    ulp_u32 i = 0;
+                    if (f32_acc) {
+                        float sf = (float)s;
+                        for (; i + 8 <= n; i += 8) {
+                            float t[8];
+                            for (int q = 0; q < 8; q++)
+                                t[q] = chunk[i + q];
+                            for (int q = 0; q < 8; q++)
+                                sf = ADD_RN(sf, t[q]);
+                        }
+                        for (; i < n; i++)
+                            sf = ADD_RN(sf, chunk[i]);
+                        s = (double)sf;
+                    } else {
+                        for (; i + 8 <= n; i += 8) {
+                            float t[8];
+                            for (int q = 0; q < 8; q++)
+                                t[q] = chunk[i + q];
+                            for (int q = 0; q < 8; q++)
+                                s = s + (double)t[q];
+                        }
+                        for (; i < n; i++)
+                            s = s + (double)chunk[i];
+                    }
+                    have_m = seqsum_decompose(s, p, min_exponent, &e, &m);
+                    j = js + 1;
+                }
+                BARRIER(); /* chunk and slow_at are written again */
             }
         }
         BARRIER(); /* the batch's local arrays may be refilled */
     }
     if (phase == 1 && lid == 0) {
+        if (have_m)
+            s = seqsum_compose(e, m, p);
         const ulp_u64 bits = ULP_F64_BITS(s);
         out[2 * g] = (ulp_u32)bits;
         out[2 * g + 1] = (ulp_u32)(bits >> 32);

@@ -10,6 +10,8 @@
  *   GLOBAL                 the address space of buffer parameters
  *   LOCAL                  a work-group (CUDA: block) shared array, declared
  *                          at kernel scope
+ *   LOCAL_PTR              the address space of a pointer parameter to one
+ *                          (CUDA pointers are generic, OpenCL's carry it)
  *   BARRIER()              work-group barrier over local memory
  *   LOCAL_ID(d) GROUP_ID(d) LOCAL_SIZE(d) NUM_GROUPS(d) GLOBAL_ID(d)
  *                          work-item ids; d is a literal 0, 1 or 2
@@ -40,6 +42,7 @@
 #define FUNC static __device__ __forceinline__
 #define GLOBAL
 #define LOCAL __shared__
+#define LOCAL_PTR
 #define BARRIER() __syncthreads()
 
 typedef unsigned char ulp_u8;
@@ -81,6 +84,7 @@ typedef long long ulp_i64;
 #define FUNC static inline
 #define GLOBAL __global
 #define LOCAL __local
+#define LOCAL_PTR __local
 #define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
 
 typedef uchar ulp_u8;

@@ -23,17 +23,21 @@
 //! sequence ([`SEQSUM_SEGMENTS`]), steps 2 and 4 with one per sequence
 //! ([`SEQSUM`]):
 //! 1. every segment's total, in double (any order: only an estimate);
-//! 2. from those, each segment's *estimated* binade at its start;
+//! 2. from those, each segment's *estimated* binade at its start (a
+//!    parallel scan of the totals, in tree order);
 //! 3. every segment's increments in its estimated binade, twice: for an m
 //!    that starts even and one that starts odd (Δ0, Δ1), saturating; the
 //!    work items take contiguous chunks and a tree composes them in order
 //!    ([`summary_tree`]: exact, as saturating sums of non-negative
 //!    increments and parities compose associatively);
-//! 4. one work item walks the segments with the exact running sum: where
-//!    the sum is in the estimated binade and m + Δ stays below 2^P, the
-//!    whole segment is m += Δ; otherwise (a binade change, a wrong
-//!    estimate, a zero or non-finite sum) it adds the segment's terms one by
-//!    one with the real floating-point addition.
+//! 4. a scan composes, the same way, the increments of each run of
+//!    segments with one estimated binade; then one work item walks the
+//!    segments with the exact running sum: where the sum is in a
+//!    segment's estimated binade and m + Δ stays below 2^P, the rest of
+//!    the run but its last segment at once (one add), then that segment
+//!    (another); otherwise (a binade change, a wrong estimate, a zero or
+//!    non-finite sum) the work group stages the segment's terms and the
+//!    walker adds them one by one with the real floating-point addition.
 //!
 //! The estimates only decide how fast a segment goes, never its result: the
 //! fast path is taken only where it is exact. [`model`] is the same
@@ -78,7 +82,9 @@ impl Accumulator {
     }
 }
 
-/// Terms per segment.
+/// Terms per segment. [`SEQSUM`] stages a slow segment's terms in
+/// workgroup memory sized for this many (`SEQSUM_SEGMENT` in
+/// kernels/seqsum.cl, `SEGMENT` in shaders/seqsum.wgsl).
 pub const SEGMENT: usize = 1024;
 
 /// Work items per group of the seqsum kernels.
@@ -228,7 +234,9 @@ pub fn model(terms: &[f32], acc: Accumulator, segment: usize) -> f64 {
 pub fn model_counting(terms: &[f32], acc: Accumulator, segment: usize) -> (f64, usize) {
     let p = acc.precision();
     let segments: Vec<&[f32]> = terms.chunks(segment).collect();
-    // 1 and 2: estimated binades.
+    // 1 and 2: estimated binades. (The kernels add the totals in tree
+    // order: only an estimate, which decides how fast a segment goes, never
+    // the sum.)
     let mut estimate = 0.0f64;
     let binades: Vec<i32> = segments
         .iter()
@@ -238,21 +246,47 @@ pub fn model_counting(terms: &[f32], acc: Accumulator, segment: usize) -> (f64, 
             e
         })
         .collect();
-    // 3 and 4.
+    // 3.
+    let summaries: Vec<(u64, u64)> =
+        segments.iter().zip(&binades).map(|(seg, &e)| summary_tree(seg, e, p, SEQSUM_WG as usize)).collect();
+    // 4. The walk, in batches of SEQSUM_WG segments as the kernel reads
+    // them: where the sum is in a segment's estimated binade, the segments
+    // up to its run's last (the run: the batch's segments around it with
+    // that binade) at once, if the composed increments keep m below 2^P,
+    // then that segment alone, if its own do; else its terms one by one.
     let (mut s, mut slow) = (0.0f64, 0);
-    for (seg, &e) in segments.iter().zip(&binades) {
-        let (d0, d1) = summary_tree(seg, e, p, SEQSUM_WG as usize);
-        if let Some((se, m)) = decompose(s, acc)
-            && se == e
-        {
-            let m2 = m + if m & 1 == 0 { d0 } else { d1 };
-            if m2 < 1 << p {
-                s = compose(e, m2, acc);
-                continue;
+    for batch in (0..segments.len()).step_by(SEQSUM_WG as usize) {
+        let end = (batch + SEQSUM_WG as usize).min(segments.len());
+        let mut j = batch;
+        while j < end {
+            if let Some((e, mut m)) = decompose(s, acc)
+                && e == binades[j]
+            {
+                let last = (j..end).take_while(|&k| binades[k] == e).last().unwrap_or(j);
+                if last > j {
+                    // The kernels compose the segments' summaries in a
+                    // scan; `summary` of their terms is the same (the
+                    // composition is exact).
+                    let (d0, d1) = summary(&terms[j * segment..last * segment], e, p);
+                    let mj = m + if m & 1 == 0 { d0 } else { d1 };
+                    if mj < 1 << p {
+                        m = mj;
+                        s = compose(e, m, acc);
+                        j = last;
+                    }
+                }
+                let (d0, d1) = summaries[j];
+                let m2 = m + if m & 1 == 0 { d0 } else { d1 };
+                if m2 < 1 << p {
+                    s = compose(e, m2, acc);
+                    j += 1;
+                    continue;
+                }
             }
+            s = segments[j].iter().fold(s, |s, &t| acc.add(s, t));
+            slow += 1;
+            j += 1;
         }
-        s = seg.iter().fold(s, |s, &t| acc.add(s, t));
-        slow += 1;
     }
     (s, slow)
 }
