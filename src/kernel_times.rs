@@ -4,7 +4,8 @@
 //! writes a timestamp after the work before each dispatch and after the
 //! dispatch itself, so a kernel's time is from the end of what came before
 //! it to its own end (exact for dispatches a barrier orders; independent
-//! neighbours may share time). On lavapipe "device time" is the wall time
+//! neighbours may share time); its copies the same way, as `(upload)` and
+//! `(download)`. On lavapipe "device time" is the wall time
 //! its threads spent. Off, it costs one cached environment lookup.
 
 use comfy_table::{Table, presets::UTF8_FULL_CONDENSED};

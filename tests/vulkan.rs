@@ -238,3 +238,12 @@ fn kernel_times_name_every_kernel_a_feature_dispatched() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("kernel times"));
 }
+
+/// Uploads submitted apart from the kernels and waited for on a semaphore
+/// (the path of GPUs with a transfer queue, forced here on lavapipe's one
+/// queue): a temporal feature (uploads of this and the previous frame),
+/// windowed filters and the exact sums stay bit for bit the CPU's.
+#[test]
+fn uploads_apart_from_the_kernels_keep_every_feature_bit_exact() {
+    common::assert_bit_exact_with_env("[psnr, motion, float_ssim, psnr_hvs]", 10, "420", "ULPGATE_VK_UPLOADS", "split");
+}

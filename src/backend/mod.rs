@@ -118,7 +118,7 @@ pub fn open(decl: &ResolvedBackend, options: &OpenOptions) -> Result<Arc<dyn Bac
         BackendKind::Vulkan => {
             // The command line's --vulkan-device overrides the gate's `device`.
             let selector = options.vulkan_device.as_ref().or(decl.device.as_ref());
-            let gpu = vulkan::open(selector, vulkan::Options::default())?;
+            let gpu = vulkan::open(selector, vulkan::Options::from_env()?)?;
             Ok(Arc::new(GpuBackend::new(BackendKind::Vulkan, &decl.name, gpu)))
         }
         BackendKind::Cuda => {

@@ -107,9 +107,9 @@ fn self_tests(found: &[(BackendKind, Result<Vec<DeviceInfo>, String>)]) -> Vec<S
         for (index, info) in devices.iter().enumerate() {
             let selector = DeviceSelector::Index(index as u32);
             let gpu: Result<Arc<dyn Gpu>, String> = match kind {
-                BackendKind::Vulkan => {
-                    vulkan::open(Some(&selector), vulkan::Options::default()).map(|g| g as Arc<dyn Gpu>)
-                }
+                BackendKind::Vulkan => vulkan::Options::from_env()
+                    .and_then(|options| vulkan::open(Some(&selector), options))
+                    .map(|g| g as Arc<dyn Gpu>),
                 BackendKind::Cuda => cuda::open(Some(&selector)),
                 BackendKind::Opencl => opencl::open(Some(&selector)),
                 _ => continue,

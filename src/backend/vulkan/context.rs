@@ -1,5 +1,6 @@
 //! A logical device on the selected physical device, with one compute
-//! queue, as a [`Gpu`].
+//! queue (and, where the device has one, a transfer queue for uploads), as
+//! a [`Gpu`].
 
 use super::info::PhysicalDevice;
 use super::instance::Instance;
@@ -20,6 +21,9 @@ pub struct Shared {
     /// Submissions to a queue must be externally synchronised.
     pub queue: Mutex<vk::Queue>,
     pub queue_family: u32,
+    /// Where streams submit their uploads apart from their compute work;
+    /// `None`: uploads are recorded in the compute command buffer.
+    pub upload_queue: Option<UploadQueue>,
     pub memory: vk::PhysicalDeviceMemoryProperties,
     pub limits: vk::PhysicalDeviceLimits,
     /// The optional features enabled on the device (shaderInt64, shaderFloat64).
@@ -45,22 +49,75 @@ impl Drop for Shared {
     }
 }
 
+/// A queue that takes a stream's uploads, in a submission of their own
+/// that the compute submission waits for (a semaphore).
+pub struct UploadQueue {
+    /// A queue of a transfer-only family (NVIDIA's copy engines: the
+    /// uploads of one frame run beside the kernels of another, which on the
+    /// compute queue the barriers between streams' work would serialise);
+    /// `None`: the compute queue itself ([`Uploads::Split`]).
+    pub own: Option<Mutex<vk::Queue>>,
+    pub family: u32,
+}
+
+/// Where streams put their uploads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Uploads {
+    /// On a transfer-only queue family when the device has one, else as
+    /// [`Uploads::Inline`].
+    Auto,
+    /// In the compute command buffer, before the kernels that read them.
+    Inline,
+    /// A submission of their own on the compute queue, waited for by a
+    /// semaphore: the transfer queue's path on a device without one
+    /// (tests; lavapipe has one queue).
+    Split,
+}
+
+impl Uploads {
+    /// The environment variable that overrides [`Uploads::Auto`]: `auto`,
+    /// `inline` or `split` (a diagnostic switch; the results are the same).
+    pub const VAR: &'static str = "ULPGATE_VK_UPLOADS";
+
+    /// `choice` ([`Self::VAR`]'s value) parsed; unset or empty: `Auto`.
+    pub fn from_env(choice: Option<&std::ffi::OsStr>) -> Result<Uploads, String> {
+        match choice.map(|c| c.to_string_lossy()) {
+            None => Ok(Uploads::Auto),
+            Some(c) => match c.as_ref() {
+                "" | "auto" => Ok(Uploads::Auto),
+                "inline" => Ok(Uploads::Inline),
+                "split" => Ok(Uploads::Split),
+                other => Err(format!("{}={other}: expected auto, inline or split", Self::VAR)),
+            },
+        }
+    }
+}
+
 /// How to open a device (tests use it to take the fallback paths).
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// Bind buffers through VK_KHR_push_descriptor when the device has it.
     pub push_descriptor: bool,
+    pub uploads: Uploads,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { push_descriptor: true }
+        Options { push_descriptor: true, uploads: Uploads::Auto }
+    }
+}
+
+impl Options {
+    /// The defaults, with [`Uploads::VAR`] applied.
+    pub fn from_env() -> Result<Options, String> {
+        Ok(Options { uploads: Uploads::from_env(std::env::var_os(Uploads::VAR).as_deref())?, ..Options::default() })
     }
 }
 
 type KernelSlot = Arc<OnceLock<Result<Kernel, String>>>;
 
-/// A Vulkan context: one device, one compute queue.
+/// A Vulkan context: one device, one compute queue (and maybe a transfer
+/// queue).
 pub struct VulkanGpu {
     shared: Arc<Shared>,
     info: DeviceInfo,
@@ -70,7 +127,8 @@ pub struct VulkanGpu {
 }
 
 impl VulkanGpu {
-    /// Creates a logical device with one compute queue on `physical`.
+    /// Creates a logical device with one compute queue on `physical`, and
+    /// an upload queue as `options.uploads` says.
     pub fn new(instance: Instance, physical: &PhysicalDevice, options: Options) -> Result<VulkanGpu, String> {
         let vk_instance = &instance.instance;
         // SAFETY: `physical` was enumerated from this instance.
@@ -79,9 +137,26 @@ impl VulkanGpu {
             .iter()
             .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE) && f.queue_count > 0)
             .ok_or_else(|| format!("{} has no compute queue", physical.info.name))? as u32;
+        // A transfer-only family: its queues are the device's copy engines.
+        let transfer_family = families
+            .iter()
+            .position(|f| {
+                f.queue_count > 0
+                    && f.queue_flags.contains(vk::QueueFlags::TRANSFER)
+                    && !f.queue_flags.intersects(vk::QueueFlags::COMPUTE | vk::QueueFlags::GRAPHICS)
+            })
+            .map(|f| f as u32);
+        let upload_family = match options.uploads {
+            Uploads::Auto => transfer_family,
+            Uploads::Inline => None,
+            Uploads::Split => Some(queue_family),
+        };
         let priorities = [1.0f32];
-        let queues =
-            [vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
+        let mut queues =
+            vec![vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
+        if let Some(family) = upload_family.filter(|&f| f != queue_family) {
+            queues.push(vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities));
+        }
         let use_push = options.push_descriptor && physical.has_extension(ash::khr::push_descriptor::NAME);
         let extensions: Vec<*const std::ffi::c_char> =
             if use_push { vec![ash::khr::push_descriptor::NAME.as_ptr()] } else { Vec::new() };
@@ -103,6 +178,12 @@ impl VulkanGpu {
             .map_err(|e| format!("vkCreateDevice on {} failed with {e:?} ({e})", physical.info.name))?;
         // SAFETY: the queue family and index exist on this device.
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
+        let upload_queue = upload_family.map(|family| UploadQueue {
+            // SAFETY: as above (created with the device when not the
+            // compute family).
+            own: (family != queue_family).then(|| Mutex::new(unsafe { device.get_device_queue(family, 0) })),
+            family,
+        });
         // SAFETY: plain queries on a valid physical device.
         let (memory, props) = unsafe {
             (
@@ -125,6 +206,7 @@ impl VulkanGpu {
             device,
             queue: Mutex::new(queue),
             queue_family,
+            upload_queue,
             memory,
             limits: props.limits,
             features,
@@ -139,6 +221,12 @@ impl VulkanGpu {
     /// Whether buffers are bound through VK_KHR_push_descriptor.
     pub fn uses_push_descriptors(&self) -> bool {
         self.shared.push_descriptor.is_some()
+    }
+
+    /// The queue family streams submit their uploads to apart from their
+    /// kernels, if any.
+    pub fn upload_family(&self) -> Option<u32> {
+        self.shared.upload_queue.as_ref().map(|q| q.family)
     }
 }
 

@@ -10,7 +10,7 @@ mod pipeline;
 mod shaders;
 mod stream;
 
-pub use context::{Options, VulkanGpu};
+pub use context::{Options, Uploads, VulkanGpu};
 
 use crate::backend::DeviceInfo;
 use crate::config::gate::DeviceSelector;

@@ -3,7 +3,11 @@
 //! an earlier, unbarriered operation wrote (or writes one it read). Uploads
 //! are written into mapped staging memory at record time and copied at
 //! submit; downloads are copied into staging memory and read after the
-//! fence.
+//! fence. Where the context has an upload queue, the uploads a batch
+//! records before its first other operation go into a command buffer of
+//! their own, submitted there first; the compute submission waits for it
+//! on a semaphore (so on a GPU with copy engines one frame's upload runs
+//! beside another's kernels).
 
 use super::context::Shared;
 use super::memory::{Arena, Slice, Use, VkBuffer};
@@ -20,7 +24,7 @@ const FENCE_TIMEOUT_NS: u64 = 300_000_000_000;
 /// each); later ones in the same batch go untimed.
 const TIMED_DISPATCHES: u32 = 256;
 
-/// Timestamps around dispatches ([`crate::kernel_times`]).
+/// Timestamps around dispatches and copies ([`crate::kernel_times`]).
 struct KernelTimer {
     pool: vk::QueryPool,
     /// The kernels timed in the batch being recorded or in flight, in order.
@@ -84,6 +88,21 @@ pub struct VkStream {
     /// Descriptor pools, when the device has no push descriptors.
     descriptor_pools: Vec<vk::DescriptorPool>,
     timer: Option<KernelTimer>,
+    /// The uploads recorded apart, where the context has an upload queue.
+    upload: Option<UploadCommands>,
+    /// Whether the batch recorded anything in `cmd` but its leading
+    /// barrier: later uploads go there, in order with the kernels.
+    compute_started: bool,
+}
+
+/// A stream's command buffer for its upload queue.
+struct UploadCommands {
+    pool: vk::CommandPool,
+    cmd: vk::CommandBuffer,
+    /// Signalled by the upload submission, waited on by the compute one.
+    done: vk::Semaphore,
+    recording: bool,
+    hazards: Hazards,
 }
 
 impl VkStream {
@@ -110,6 +129,8 @@ impl VkStream {
             bound: vk::Pipeline::null(),
             descriptor_pools: Vec::new(),
             timer: None,
+            upload: None,
+            compute_started: false,
         };
         let alloc = vk::CommandBufferAllocateInfo::default()
             .command_pool(pool)
@@ -120,6 +141,29 @@ impl VkStream {
         // SAFETY: as above.
         stream.fence =
             unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None) }.context("vkCreateFence")?;
+        if let Some(queue) = &shared.upload_queue {
+            let info = vk::CommandPoolCreateInfo::default()
+                .queue_family_index(queue.family)
+                .flags(vk::CommandPoolCreateFlags::TRANSIENT);
+            // SAFETY: as above; Drop destroys what is created here.
+            let pool = unsafe { device.create_command_pool(&info, None) }.context("vkCreateCommandPool")?;
+            let upload = stream.upload.insert(UploadCommands {
+                pool,
+                cmd: vk::CommandBuffer::null(),
+                done: vk::Semaphore::null(),
+                recording: false,
+                hazards: Hazards::default(),
+            });
+            let alloc = vk::CommandBufferAllocateInfo::default()
+                .command_pool(pool)
+                .level(vk::CommandBufferLevel::PRIMARY)
+                .command_buffer_count(1);
+            // SAFETY: as above; the buffer is freed with its pool.
+            upload.cmd = unsafe { device.allocate_command_buffers(&alloc) }.context("vkAllocateCommandBuffers")?[0];
+            // SAFETY: as above.
+            upload.done = unsafe { device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }
+                .context("vkCreateSemaphore")?;
+        }
         if crate::kernel_times::enabled() && shared.timestamp_bits > 0 {
             let info = vk::QueryPoolCreateInfo::default()
                 .query_type(vk::QueryType::TIMESTAMP)
@@ -139,20 +183,8 @@ impl VkStream {
     /// batch still in flight), and puts a barrier in front of it when it
     /// depends on earlier operations.
     fn begin_op(&mut self, reads: &[vk::Buffer], writes: &[vk::Buffer]) -> Result<()> {
-        if self.state == State::Submitted {
-            self.finish_batch()?;
-        }
-        if self.state == State::Idle {
-            let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-            // SAFETY: the pool was reset, the buffer is in the initial state.
-            unsafe { self.device().begin_command_buffer(self.cmd, &begin) }.context("vkBeginCommandBuffer")?;
-            self.state = State::Recording;
-            if let Some(timer) = &self.timer {
-                // SAFETY: recording, outside any render pass.
-                unsafe { self.device().cmd_reset_query_pool(self.cmd, timer.pool, 0, 2 * TIMED_DISPATCHES) };
-            }
-            // Earlier batches on this queue wrote what this one reads.
-            self.barrier(vk::PipelineStageFlags::ALL_COMMANDS, vk::AccessFlags::MEMORY_WRITE);
+        if self.state != State::Recording {
+            self.open_batch()?;
         } else if self.hazards.conflicts(reads, writes) {
             self.barrier(
                 vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
@@ -160,6 +192,67 @@ impl VkStream {
             );
         }
         self.hazards.note(reads, writes);
+        self.compute_started = true;
+        Ok(())
+    }
+
+    /// Begins the compute command buffer of a new batch (waiting first for
+    /// a batch still in flight), with its leading barrier; nothing when it
+    /// is recording already.
+    fn open_batch(&mut self) -> Result<()> {
+        if self.state == State::Submitted {
+            self.finish_batch()?;
+        }
+        if self.state == State::Recording {
+            return Ok(());
+        }
+        let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+        // SAFETY: the pool was reset, the buffer is in the initial state.
+        unsafe { self.device().begin_command_buffer(self.cmd, &begin) }.context("vkBeginCommandBuffer")?;
+        self.state = State::Recording;
+        if let Some(timer) = &self.timer {
+            // SAFETY: recording, outside any render pass.
+            unsafe { self.device().cmd_reset_query_pool(self.cmd, timer.pool, 0, 2 * TIMED_DISPATCHES) };
+        }
+        // Earlier batches on this queue wrote what this one reads.
+        self.barrier(vk::PipelineStageFlags::ALL_COMMANDS, vk::AccessFlags::MEMORY_WRITE);
+        Ok(())
+    }
+
+    /// Records a copy into the upload command buffer (beginning the batch
+    /// and that buffer first), behind a transfer barrier where it writes
+    /// what an earlier one of the batch did.
+    fn record_upload_apart(&mut self, source: vk::Buffer, target: vk::Buffer, region: &[vk::BufferCopy]) -> Result<()> {
+        self.open_batch()?;
+        let device = &self.shared.device;
+        let Some(up) = self.upload.as_mut() else { bail!("this stream has no upload queue") };
+        if !up.recording {
+            let begin = vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
+            // SAFETY: its pool was reset with the last batch, so the buffer
+            // is in the initial state.
+            unsafe { device.begin_command_buffer(up.cmd, &begin) }.context("vkBeginCommandBuffer")?;
+            up.recording = true;
+        } else if up.hazards.conflicts(&[], &[target]) {
+            let memory = [vk::MemoryBarrier::default()
+                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
+                .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)];
+            // SAFETY: recording.
+            unsafe {
+                device.cmd_pipeline_barrier(
+                    up.cmd,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::PipelineStageFlags::TRANSFER,
+                    vk::DependencyFlags::empty(),
+                    &memory,
+                    &[],
+                    &[],
+                )
+            };
+            up.hazards.clear();
+        }
+        up.hazards.note(&[], &[target]);
+        // SAFETY: recording; both ranges lie within their buffers.
+        unsafe { device.cmd_copy_buffer(up.cmd, source, target, region) };
         Ok(())
     }
 
@@ -185,6 +278,36 @@ impl VkStream {
             )
         };
         self.hazards.clear();
+    }
+
+    /// Records `op` between two timestamps when kernel timing is on (the
+    /// first [`TIMED_DISPATCHES`] timed operations of a batch), under `name`
+    /// in [`crate::kernel_times`]: a dispatch under its kernel's name, a
+    /// copy as `(upload)` or `(download)`.
+    fn timed(&mut self, name: &'static str, op: impl FnOnce(&mut Self)) {
+        let timed = self.timer.as_mut().and_then(|t| {
+            let n = t.kernels.len() as u32;
+            (n < TIMED_DISPATCHES).then(|| {
+                t.kernels.push(name);
+                (t.pool, 2 * n)
+            })
+        });
+        let stamp = |stream: &Self, query: u32| {
+            if let Some((pool, first)) = timed {
+                // SAFETY: recording; the query was reset at the batch's start.
+                unsafe {
+                    stream.device().cmd_write_timestamp(
+                        stream.cmd,
+                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+                        pool,
+                        first + query,
+                    )
+                };
+            }
+        };
+        stamp(self, 0);
+        op(self);
+        stamp(self, 1);
     }
 
     fn own_buffer<'b>(&self, buffer: &'b Buffer) -> Result<&'b VkBuffer> {
@@ -335,6 +458,14 @@ impl VkStream {
                     .context("vkResetDescriptorPool")?;
             }
         }
+        if let Some(up) = &mut self.upload {
+            // SAFETY: the batch completed (its fence follows the uploads).
+            unsafe { self.shared.device.reset_command_pool(up.pool, vk::CommandPoolResetFlags::empty()) }
+                .context("vkResetCommandPool")?;
+            up.recording = false;
+            up.hazards.clear();
+        }
+        self.compute_started = false;
         self.uploads.reset(&self.shared)?;
         self.staging_out.reset(&self.shared)?;
         self.keep_buffers.clear();
@@ -368,10 +499,17 @@ impl Stream for VkStream {
         let slice = self.uploads.alloc(&self.shared, len)?;
         fill(self.uploads.bytes_mut(slice))?;
         let source = self.uploads.buffer(slice);
-        self.begin_op(&[], &[target])?;
         let region = [vk::BufferCopy { src_offset: slice.offset as u64, dst_offset: offset as u64, size: len as u64 }];
-        // SAFETY: recording; both ranges lie within their buffers.
-        unsafe { self.device().cmd_copy_buffer(self.cmd, source, target, &region) };
+        if self.upload.is_some() && !self.compute_started {
+            self.record_upload_apart(source, target, &region)?;
+            self.keep_buffers.push(dst.clone());
+            return Ok(());
+        }
+        self.begin_op(&[], &[target])?;
+        self.timed("(upload)", |stream| {
+            // SAFETY: recording; both ranges lie within their buffers.
+            unsafe { stream.device().cmd_copy_buffer(stream.cmd, source, target, &region) }
+        });
         self.keep_buffers.push(dst.clone());
         Ok(())
     }
@@ -429,30 +567,10 @@ impl Stream for VkStream {
                 self.device().cmd_push_constants(self.cmd, vk_kernel.layout, vk::ShaderStageFlags::COMPUTE, 0, &scalars)
             };
         }
-        let timed = self.timer.as_mut().and_then(|t| {
-            let n = t.kernels.len() as u32;
-            (n < TIMED_DISPATCHES).then(|| {
-                t.kernels.push(name);
-                (t.pool, 2 * n)
-            })
+        self.timed(name, |stream| {
+            // SAFETY: recording, the pipeline and its descriptors bound.
+            unsafe { stream.device().cmd_dispatch(stream.cmd, groups[0], groups[1], groups[2]) }
         });
-        let stamp = |query: u32| {
-            if let Some((pool, first)) = timed {
-                // SAFETY: recording; the query was reset at the batch's start.
-                unsafe {
-                    self.device().cmd_write_timestamp(
-                        self.cmd,
-                        vk::PipelineStageFlags::BOTTOM_OF_PIPE,
-                        pool,
-                        first + query,
-                    )
-                };
-            }
-        };
-        stamp(0);
-        // SAFETY: recording, pipeline and every binding set.
-        unsafe { self.device().cmd_dispatch(self.cmd, groups[0], groups[1], groups[2]) };
-        stamp(1);
         self.keep_kernels.push(kernel.clone());
         for arg in args {
             if let Arg::Buffer(b) = arg {
@@ -475,8 +593,10 @@ impl Stream for VkStream {
             let target = self.staging_out.buffer(slice);
             let region =
                 [vk::BufferCopy { src_offset: offset as u64, dst_offset: slice.offset as u64, size: len as u64 }];
-            // SAFETY: recording; both ranges lie within their buffers.
-            unsafe { self.device().cmd_copy_buffer(self.cmd, source, target, &region) };
+            self.timed("(download)", |stream| {
+                // SAFETY: recording; both ranges lie within their buffers.
+                unsafe { stream.device().cmd_copy_buffer(stream.cmd, source, target, &region) }
+            });
         }
         self.downloads.push(slice);
         self.keep_buffers.push(src.clone());
@@ -506,8 +626,30 @@ impl Stream for VkStream {
         }
         // SAFETY: recording.
         unsafe { self.device().end_command_buffer(self.cmd) }.context("vkEndCommandBuffer")?;
+        // The uploads first, on their queue; the compute work waits for them.
+        let mut waits = Vec::new();
+        if let Some(up) = self.upload.as_mut().filter(|up| up.recording) {
+            // SAFETY: recording.
+            unsafe { self.shared.device.end_command_buffer(up.cmd) }.context("vkEndCommandBuffer")?;
+            up.recording = false;
+            let (cmds, signal) = ([up.cmd], [up.done]);
+            let submit = [vk::SubmitInfo::default().command_buffers(&cmds).signal_semaphores(&signal)];
+            let own = self.shared.upload_queue.as_ref().and_then(|q| q.own.as_ref());
+            let queue =
+                own.unwrap_or(&self.shared.queue).lock().map_err(|_| anyhow!("a Vulkan queue lock is poisoned"))?;
+            // SAFETY: an executable command buffer; the queue is held
+            // exclusively; the semaphore is unsignalled (the last batch's
+            // compute submission waited on it).
+            unsafe { self.shared.device.queue_submit(*queue, &submit, vk::Fence::null()) }
+                .map_err(|e| anyhow!("vkQueueSubmit (uploads): {e:?} ({e})"))?;
+            waits.push(up.done);
+        }
+        let stages = [vk::PipelineStageFlags::TRANSFER | vk::PipelineStageFlags::COMPUTE_SHADER];
         let cmds = [self.cmd];
-        let submit = [vk::SubmitInfo::default().command_buffers(&cmds)];
+        let submit = [vk::SubmitInfo::default()
+            .command_buffers(&cmds)
+            .wait_semaphores(&waits)
+            .wait_dst_stage_mask(&stages[..waits.len()])];
         let queue = self.shared.queue.lock().map_err(|_| anyhow!("the Vulkan queue lock is poisoned"))?;
         // SAFETY: an executable command buffer; the queue is held exclusively.
         unsafe { self.shared.device.queue_submit(*queue, &submit, self.fence) }
@@ -542,6 +684,10 @@ impl Drop for VkStream {
             }
             device.destroy_fence(self.fence, None);
             device.destroy_command_pool(self.pool, None);
+            if let Some(up) = &self.upload {
+                device.destroy_semaphore(up.done, None);
+                device.destroy_command_pool(up.pool, None);
+            }
         }
     }
 }

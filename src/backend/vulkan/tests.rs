@@ -2,7 +2,7 @@
 //! run on Mesa lavapipe, which `.ci/run` installs (they fail, saying so,
 //! where it is missing: a GPU test that skips itself proves nothing).
 
-use super::context::{Options, VulkanGpu};
+use super::context::{Options, Uploads, VulkanGpu};
 use super::shaders::{self, SHADERS};
 use crate::backend::gpu::{Arg, Gpu, KernelSpec};
 use crate::config::gate::DeviceSelector;
@@ -162,12 +162,45 @@ fn out_of_range_and_foreign_arguments_are_refused() {
     assert!(err.contains("takes 3 buffers and 5 scalars"), "{err}");
 }
 
+/// Uploads apart from the kernels (a transfer queue's path, taken here on
+/// lavapipe's one queue) land as uploads in the compute command buffer do:
+/// two into one buffer in order, one recorded after a download after it,
+/// and a second batch reuses the stream's upload command buffer and
+/// semaphore.
+#[test]
+fn uploads_apart_from_the_kernels_land_as_inline_ones_do() {
+    for uploads in [Uploads::Inline, Uploads::Split] {
+        let gpu = lavapipe(Options { uploads, ..Options::default() });
+        // lavapipe has no transfer-only family, so Auto would be Inline.
+        assert_eq!(gpu.upload_family().is_some(), uploads == Uploads::Split, "{uploads:?}");
+        let buf = gpu.create_buffer(64).unwrap();
+        let mut s = gpu.create_stream().unwrap();
+        for batch in 0..2u8 {
+            s.upload(&buf, 0, &[batch + 1; 64]).unwrap();
+            s.upload(&buf, 16, &[batch + 10; 16]).unwrap();
+            s.download(&buf, 0, 64).unwrap();
+            s.upload(&buf, 0, &[batch + 20; 8]).unwrap();
+            s.download(&buf, 0, 64).unwrap();
+            let out = s.wait().unwrap();
+            let mut want = [batch + 1; 64];
+            want[16..32].fill(batch + 10);
+            assert_eq!(out[0], want, "{uploads:?}, batch {batch}: the first download");
+            want[..8].fill(batch + 20);
+            assert_eq!(out[1], want, "{uploads:?}, batch {batch}: the second download");
+        }
+    }
+    assert_eq!(Uploads::from_env(None), Ok(Uploads::Auto));
+    assert_eq!(Uploads::from_env(Some("split".as_ref())), Ok(Uploads::Split));
+    let err = Uploads::from_env(Some("dma".as_ref())).unwrap_err();
+    assert_eq!(err, "ULPGATE_VK_UPLOADS=dma: expected auto, inline or split");
+}
+
 /// `psnr_sse` on a known frame pair: the sums are exact, across work
 /// groups and planes, with push descriptors and with descriptor pools.
 #[test]
 fn psnr_sse_sums_exactly_with_either_binding_path() {
     for push_descriptor in [true, false] {
-        let gpu = lavapipe(Options { push_descriptor });
+        let gpu = lavapipe(Options { push_descriptor, ..Options::default() });
         assert_eq!(gpu.uses_push_descriptors(), push_descriptor);
         let kernel = gpu.load_kernel(&PSNR_SSE).unwrap();
         // 16-bit samples, luma of 5000 (two groups of 4096), chroma 1250.
