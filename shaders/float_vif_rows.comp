@@ -3,7 +3,7 @@
 // src/features/vif/gpu_float.rs; the C dialect is kernels/float_vif.cl):
 // invocation i adds row i / 2 of plane i % 2 (num_val, den_val) in column
 // order, in f32, into rows[i].
-layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
+layout(local_size_x = 16, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Stat { float stat[]; };
 layout(std430, set = 0, binding = 1) buffer Rows { float rows[]; };

@@ -104,9 +104,9 @@ pub const STRIP: usize = 8;
 /// item i below `2h` adds row i / 2 of `stat`'s plane i % 2 (num_val,
 /// den_val) in column order, in f32 from 0, into `rows[i]`
 /// (vif_statistic_s's row sums; the host adds the rows in order). Launch
-/// `ceil(2h / 64)` groups. Buffers: stat, rows. Scalars: w, h.
+/// `ceil(2h / 16)` groups (small groups: the rows spread over every SM of a GPU, whose L1s each serve a row per lane of a load). Buffers: stat, rows. Scalars: w, h.
 pub static FLOAT_VIF_ROWS: KernelSpec =
-    KernelSpec { name: "float_vif_rows", family: "float_vif", workgroup: [64, 1, 1], buffers: 2, scalars: 2 };
+    KernelSpec { name: "float_vif_rows", family: "float_vif", workgroup: [16, 1, 1], buffers: 2, scalars: 2 };
 
 pub static KERNELS: &[&KernelSpec] = &[
     &FLOAT_VIF_PRESCALE,
