@@ -198,16 +198,13 @@ fn scan_runs(lid: u32, batch: u32) {
     }
 }
 
-// Phase 0 for a batch: jump0 holds the totals' bits; an inclusive scan of
-// them (Hillis-Steele: tree order, an estimate), then each segment's
-// estimated binade from `carry` (the batches before) plus the segments
-// before it. Returns the new carry (the same in every invocation).
-fn scan_totals(lid: u32, batch: u32, carry: f64) -> f64 {
-    var v = 0.0lf;
-    if lid < batch {
-        v = bitcast<f64>(jump0[lid]);
-    }
-    workgroupBarrier();
+// Phase 0 for a batch: an inclusive scan of the segment totals (`own`:
+// this invocation's, 0 past the batch) in jump0 as f64 bits (Hillis-Steele:
+// tree order, an estimate), then each segment's estimated binade from
+// `carry` (the batches before) plus the segments before it. Returns the new
+// carry (the same in every invocation).
+fn scan_totals(lid: u32, own: f64, carry: f64) -> f64 {
+    var v = own;
     jump0[lid] = bitcast<u64>(v);
     workgroupBarrier();
     for (var st = 1u; st < WG; st <<= 1u) {
@@ -265,11 +262,12 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         let batch = min(nseg - base, WG);
         let rec = RECORD * (first_record + k);
         if pc.phase == 0u {
-            if k < nseg {
-                jump0[lid] = word64(rec);
-            }
             // 2. Each segment's estimated binade at its start.
-            carry = scan_totals(lid, batch, carry);
+            var own = 0.0lf;
+            if k < nseg {
+                own = bitcast<f64>(word64(rec));
+            }
+            carry = scan_totals(lid, own, carry);
             if k < nseg {
                 segs[rec + 2u] = bitcast<u32>(binades[lid]);
             }

@@ -102,6 +102,10 @@ fn sequences() -> Vec<Vec<f32>> {
         make(seqsum::SERIAL_SPAN + 13), // two launches of the serial kernel
         vec![0.0; 5000],
         [vec![1e-30], make(40_000)].concat(),
+        // A negative term inside a run of segments with one binade: the
+        // run's composed increments saturate, so the walk falls back to
+        // segment by segment there, and that segment to the real addition.
+        [make(20 * segment), vec![-3.5], make(20 * segment)].concat(),
         // Every addition a tie, decided by the parity of the running
         // significand across segments and the work items' chunks: f32
         // from 2^23 + 1 (unit 1), f64 from 2^30 + 2^-22 (unit 2^-22).

@@ -233,21 +233,8 @@ impl VkStream {
             unsafe { device.begin_command_buffer(up.cmd, &begin) }.context("vkBeginCommandBuffer")?;
             up.recording = true;
         } else if up.hazards.conflicts(&[], &[target]) {
-            let memory = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::TRANSFER_WRITE)];
-            // SAFETY: recording.
-            unsafe {
-                device.cmd_pipeline_barrier(
-                    up.cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::DependencyFlags::empty(),
-                    &memory,
-                    &[],
-                    &[],
-                )
-            };
+            let transfer = (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE);
+            memory_barrier(device, up.cmd, transfer, transfer);
             up.hazards.clear();
         }
         up.hazards.note(&[], &[target]);
@@ -259,24 +246,12 @@ impl VkStream {
     /// A global memory barrier: `src` work and writes before, any compute
     /// or transfer access after.
     fn barrier(&mut self, src_stage: vk::PipelineStageFlags, src_access: vk::AccessFlags) {
-        let memory = [vk::MemoryBarrier::default().src_access_mask(src_access).dst_access_mask(
-            vk::AccessFlags::SHADER_READ
-                | vk::AccessFlags::SHADER_WRITE
-                | vk::AccessFlags::TRANSFER_READ
-                | vk::AccessFlags::TRANSFER_WRITE,
-        )];
-        // SAFETY: the command buffer is recording.
-        unsafe {
-            self.device().cmd_pipeline_barrier(
-                self.cmd,
-                src_stage,
-                vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER,
-                vk::DependencyFlags::empty(),
-                &memory,
-                &[],
-                &[],
-            )
-        };
+        let dst_access = vk::AccessFlags::SHADER_READ
+            | vk::AccessFlags::SHADER_WRITE
+            | vk::AccessFlags::TRANSFER_READ
+            | vk::AccessFlags::TRANSFER_WRITE;
+        let dst_stage = vk::PipelineStageFlags::COMPUTE_SHADER | vk::PipelineStageFlags::TRANSFER;
+        memory_barrier(self.device(), self.cmd, (src_stage, src_access), (dst_stage, dst_access));
         self.hazards.clear();
     }
 
@@ -480,6 +455,19 @@ impl VkStream {
     }
 }
 
+/// Records a global memory barrier in `cmd` (which must be recording):
+/// the `src` stage's work and accesses before, the `dst` stage's after.
+fn memory_barrier(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    src: (vk::PipelineStageFlags, vk::AccessFlags),
+    dst: (vk::PipelineStageFlags, vk::AccessFlags),
+) {
+    let memory = [vk::MemoryBarrier::default().src_access_mask(src.1).dst_access_mask(dst.1)];
+    // SAFETY: the callers record into a command buffer they began.
+    unsafe { device.cmd_pipeline_barrier(cmd, src.0, dst.0, vk::DependencyFlags::empty(), &memory, &[], &[]) };
+}
+
 impl Stream for VkStream {
     fn upload_with(
         &mut self,
@@ -608,21 +596,12 @@ impl Stream for VkStream {
             return Ok(());
         }
         if !self.downloads.is_empty() {
-            let memory = [vk::MemoryBarrier::default()
-                .src_access_mask(vk::AccessFlags::TRANSFER_WRITE)
-                .dst_access_mask(vk::AccessFlags::HOST_READ)];
-            // SAFETY: recording.
-            unsafe {
-                self.device().cmd_pipeline_barrier(
-                    self.cmd,
-                    vk::PipelineStageFlags::TRANSFER,
-                    vk::PipelineStageFlags::HOST,
-                    vk::DependencyFlags::empty(),
-                    &memory,
-                    &[],
-                    &[],
-                )
-            };
+            memory_barrier(
+                self.device(),
+                self.cmd,
+                (vk::PipelineStageFlags::TRANSFER, vk::AccessFlags::TRANSFER_WRITE),
+                (vk::PipelineStageFlags::HOST, vk::AccessFlags::HOST_READ),
+            );
         }
         // SAFETY: recording.
         unsafe { self.device().end_command_buffer(self.cmd) }.context("vkEndCommandBuffer")?;
