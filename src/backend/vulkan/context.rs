@@ -1,6 +1,6 @@
-//! A logical device on the selected physical device, with one compute
-//! queue (and, where the device has one, a transfer queue for uploads), as
-//! a [`Gpu`].
+//! A logical device on the selected physical device, with a compute queue
+//! of each compute family (and, where the device has one, a transfer queue
+//! for uploads), as a [`Gpu`].
 
 use super::info::PhysicalDevice;
 use super::instance::Instance;
@@ -12,18 +12,23 @@ use crate::backend::gpu::{Buffer, Gpu, Kernel, KernelSpec, Stream};
 use anyhow::{Result, anyhow};
 use ash::vk;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// What every buffer, kernel and stream of a context shares. Dropped last:
 /// the device, then the instance, then the loader.
 pub struct Shared {
     pub device: ash::Device,
-    /// Submissions to a queue must be externally synchronised.
-    pub queue: Mutex<vk::Queue>,
-    pub queue_family: u32,
+    /// The compute queues, one of each family that computes; streams take
+    /// them in turn ([`Shared::lane`]).
+    pub lanes: Vec<Lane>,
+    next_lane: AtomicUsize,
     /// Where streams submit their uploads apart from their compute work;
     /// `None`: uploads are recorded in the compute command buffer.
     pub upload_queue: Option<UploadQueue>,
+    /// Every queue family a buffer may be used on: buffers are `CONCURRENT`
+    /// over them when there are several (no ownership transfers to record).
+    pub families: Vec<u32>,
     pub memory: vk::PhysicalDeviceMemoryProperties,
     pub limits: vk::PhysicalDeviceLimits,
     /// The optional features enabled on the device (shaderInt64, shaderFloat64).
@@ -31,8 +36,6 @@ pub struct Shared {
     /// VK_KHR_push_descriptor, when the device has it (else descriptor pools).
     pub push_descriptor: Option<ash::khr::push_descriptor::Device>,
     pub pipeline_cache: vk::PipelineCache,
-    /// The compute queue's valid timestamp bits (0: no timestamps).
-    pub timestamp_bits: u32,
     // Declared last: dropped after Drop::drop destroyed the device.
     _instance: Instance,
 }
@@ -49,15 +52,45 @@ impl Drop for Shared {
     }
 }
 
+/// A compute queue. Work on one queue runs in order, and a barrier waits
+/// for everything submitted before it on that queue, so streams sharing a
+/// queue serialise at their barriers; streams on queues of two families
+/// overlap. Two queues of one family did not: on an NVIDIA H200 every
+/// feature lost 5-20% with upload and up to 7x resident, the driver taking
+/// turns between them (README, "Vulkan queues").
+pub struct Lane {
+    /// Submissions to a queue must be externally synchronised.
+    pub queue: Mutex<vk::Queue>,
+    pub family: u32,
+    /// The family's valid timestamp bits (0: no timestamps).
+    pub timestamp_bits: u32,
+}
+
 /// A queue that takes a stream's uploads, in a submission of their own
 /// that the compute submission waits for (a semaphore).
 pub struct UploadQueue {
     /// A queue of a transfer-only family (NVIDIA's copy engines: the
     /// uploads of one frame run beside the kernels of another, which on the
     /// compute queue the barriers between streams' work would serialise);
-    /// `None`: the compute queue itself ([`Uploads::Split`]).
-    pub own: Option<Mutex<vk::Queue>>,
-    pub family: u32,
+    /// `None`: the stream's compute queue itself ([`Uploads::Split`]).
+    pub own: Option<(u32, Mutex<vk::Queue>)>,
+}
+
+impl Shared {
+    /// A new stream's lane: an index into [`Shared::lanes`], in turn.
+    pub fn lane(&self) -> usize {
+        self.next_lane.fetch_add(1, Ordering::Relaxed) % self.lanes.len()
+    }
+
+    /// The family and queue that take the uploads of a stream on `lane`
+    /// apart from its kernels, if uploads go apart.
+    pub fn upload_queue(&self, lane: usize) -> Option<(u32, &Mutex<vk::Queue>)> {
+        let upload = self.upload_queue.as_ref()?;
+        Some(match &upload.own {
+            Some((family, queue)) => (*family, queue),
+            None => (self.lanes[lane].family, &self.lanes[lane].queue),
+        })
+    }
 }
 
 /// Where streams put their uploads.
@@ -99,24 +132,43 @@ pub struct Options {
     /// Bind buffers through VK_KHR_push_descriptor when the device has it.
     pub push_descriptor: bool,
     pub uploads: Uploads,
+    /// At most this many compute queues ([`Lane`]s), one a family.
+    pub lanes: usize,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { push_descriptor: true, uploads: Uploads::Auto }
+        Options { push_descriptor: true, uploads: Uploads::Auto, lanes: usize::MAX }
+    }
+}
+
+/// The environment variable that caps the compute queues: a positive
+/// number (a diagnostic switch; `1` puts every stream on one queue).
+pub const LANES_VAR: &str = "ULPGATE_VK_QUEUES";
+
+/// `choice` ([`LANES_VAR`]'s value) parsed; unset or empty: no cap.
+pub fn lanes_from_env(choice: Option<&std::ffi::OsStr>) -> Result<usize, String> {
+    let Some(text) = choice.map(|c| c.to_string_lossy()).filter(|c| !c.is_empty()) else { return Ok(usize::MAX) };
+    match text.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(format!("{LANES_VAR}={text}: expected a number of queues, 1 or more")),
     }
 }
 
 impl Options {
-    /// The defaults, with [`Uploads::VAR`] applied.
+    /// The defaults, with [`Uploads::VAR`] and [`LANES_VAR`] applied.
     pub fn from_env() -> Result<Options, String> {
-        Ok(Options { uploads: Uploads::from_env(std::env::var_os(Uploads::VAR).as_deref())?, ..Options::default() })
+        Ok(Options {
+            uploads: Uploads::from_env(std::env::var_os(Uploads::VAR).as_deref())?,
+            lanes: lanes_from_env(std::env::var_os(LANES_VAR).as_deref())?,
+            ..Options::default()
+        })
     }
 }
 
 type KernelSlot = Arc<OnceLock<Result<Kernel, String>>>;
 
-/// A Vulkan context: one device, one compute queue (and maybe a transfer
+/// A Vulkan context: one device, its compute queues (and maybe a transfer
 /// queue).
 pub struct VulkanGpu {
     shared: Arc<Shared>,
@@ -127,16 +179,23 @@ pub struct VulkanGpu {
 }
 
 impl VulkanGpu {
-    /// Creates a logical device with one compute queue on `physical`, and
-    /// an upload queue as `options.uploads` says.
+    /// Creates a logical device on `physical` with the first queue of each
+    /// compute family (the first such family first; at most
+    /// `options.lanes`), and an upload queue as `options.uploads` says.
     pub fn new(instance: Instance, physical: &PhysicalDevice, options: Options) -> Result<VulkanGpu, String> {
         let vk_instance = &instance.instance;
         // SAFETY: `physical` was enumerated from this instance.
         let families = unsafe { vk_instance.get_physical_device_queue_family_properties(physical.handle) };
-        let queue_family = families
-            .iter()
-            .position(|f| f.queue_flags.contains(vk::QueueFlags::COMPUTE) && f.queue_count > 0)
-            .ok_or_else(|| format!("{} has no compute queue", physical.info.name))? as u32;
+        let compute_families: Vec<u32> = (0..families.len() as u32)
+            .filter(|&f| {
+                let family = &families[f as usize];
+                family.queue_flags.contains(vk::QueueFlags::COMPUTE) && family.queue_count > 0
+            })
+            .take(options.lanes.max(1))
+            .collect();
+        let Some(&queue_family) = compute_families.first() else {
+            return Err(format!("{} has no compute queue", physical.info.name));
+        };
         // A transfer-only family: its queues are the device's copy engines.
         let transfer_family = families
             .iter()
@@ -151,12 +210,13 @@ impl VulkanGpu {
             Uploads::Inline => None,
             Uploads::Split => Some(queue_family),
         };
+        let mut used = compute_families.clone();
+        used.extend(upload_family.filter(|f| !compute_families.contains(f)));
         let priorities = [1.0f32];
-        let mut queues =
-            vec![vk::DeviceQueueCreateInfo::default().queue_family_index(queue_family).queue_priorities(&priorities)];
-        if let Some(family) = upload_family.filter(|&f| f != queue_family) {
-            queues.push(vk::DeviceQueueCreateInfo::default().queue_family_index(family).queue_priorities(&priorities));
-        }
+        let queues: Vec<_> = used
+            .iter()
+            .map(|&f| vk::DeviceQueueCreateInfo::default().queue_family_index(f).queue_priorities(&priorities))
+            .collect();
         let use_push = options.push_descriptor && physical.has_extension(ash::khr::push_descriptor::NAME);
         let extensions: Vec<*const std::ffi::c_char> =
             if use_push { vec![ash::khr::push_descriptor::NAME.as_ptr()] } else { Vec::new() };
@@ -176,13 +236,20 @@ impl VulkanGpu {
         // SAFETY: valid physical device and create info.
         let device = unsafe { vk_instance.create_device(physical.handle, &create, None) }
             .map_err(|e| format!("vkCreateDevice on {} failed with {e:?} ({e})", physical.info.name))?;
-        // SAFETY: the queue family and index exist on this device.
-        let queue = unsafe { device.get_device_queue(queue_family, 0) };
+        let lanes = compute_families
+            .iter()
+            .map(|&family| Lane {
+                // SAFETY: the device was created with queue 0 of this family.
+                queue: Mutex::new(unsafe { device.get_device_queue(family, 0) }),
+                family,
+                timestamp_bits: families[family as usize].timestamp_valid_bits,
+            })
+            .collect();
         let upload_queue = upload_family.map(|family| UploadQueue {
-            // SAFETY: as above (created with the device when not the
-            // compute family).
-            own: (family != queue_family).then(|| Mutex::new(unsafe { device.get_device_queue(family, 0) })),
-            family,
+            // SAFETY: as above (created with the device when not a compute
+            // family).
+            own: (!compute_families.contains(&family))
+                .then(|| (family, Mutex::new(unsafe { device.get_device_queue(family, 0) }))),
         });
         // SAFETY: plain queries on a valid physical device.
         let (memory, props) = unsafe {
@@ -204,15 +271,15 @@ impl VulkanGpu {
         let push_descriptor = use_push.then(|| ash::khr::push_descriptor::Device::new(vk_instance, &device));
         let shared = Shared {
             device,
-            queue: Mutex::new(queue),
-            queue_family,
+            lanes,
+            next_lane: AtomicUsize::new(0),
             upload_queue,
+            families: used,
             memory,
             limits: props.limits,
             features,
             push_descriptor,
             pipeline_cache,
-            timestamp_bits: families[queue_family as usize].timestamp_valid_bits,
             _instance: instance,
         };
         Ok(VulkanGpu { shared: Arc::new(shared), info: physical.info.clone(), kernels: Mutex::new(HashMap::new()) })
@@ -223,10 +290,15 @@ impl VulkanGpu {
         self.shared.push_descriptor.is_some()
     }
 
-    /// The queue family streams submit their uploads to apart from their
-    /// kernels, if any.
+    /// The queue families of the compute queues streams take in turn.
+    pub fn compute_families(&self) -> Vec<u32> {
+        self.shared.lanes.iter().map(|lane| lane.family).collect()
+    }
+
+    /// The queue family the first stream submits its uploads to apart
+    /// from its kernels, if any.
     pub fn upload_family(&self) -> Option<u32> {
-        self.shared.upload_queue.as_ref().map(|q| q.family)
+        self.shared.upload_queue(0).map(|(family, _)| family)
     }
 }
 

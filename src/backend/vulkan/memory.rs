@@ -75,14 +75,14 @@ impl VkBuffer {
         let size = size.max(16).div_ceil(16) * 16;
         let (required, preferred, usage_flags) = usage.flags();
         let device = &shared.device;
-        // Buffers an upload queue of another family writes or reads are
-        // shared with it (no ownership transfers to record).
-        let families = [shared.queue_family, shared.upload_queue.as_ref().map_or(shared.queue_family, |q| q.family)];
+        // Buffers the queues of several families use are shared with all of
+        // them (no ownership transfers to record).
+        let families = &shared.families;
         let info = vk::BufferCreateInfo::default().size(size as u64).usage(usage_flags);
-        let info = if families[0] == families[1] {
+        let info = if families.len() == 1 {
             info.sharing_mode(vk::SharingMode::EXCLUSIVE)
         } else {
-            info.sharing_mode(vk::SharingMode::CONCURRENT).queue_family_indices(&families)
+            info.sharing_mode(vk::SharingMode::CONCURRENT).queue_family_indices(families)
         };
         // SAFETY: a valid device and create info.
         let buffer = unsafe { device.create_buffer(&info, None) }

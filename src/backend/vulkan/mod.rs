@@ -10,7 +10,7 @@ mod pipeline;
 mod shaders;
 mod stream;
 
-pub use context::{Options, Uploads, VulkanGpu};
+pub use context::{LANES_VAR, Options, Uploads, VulkanGpu, lanes_from_env};
 
 use crate::backend::DeviceInfo;
 use crate::config::gate::DeviceSelector;

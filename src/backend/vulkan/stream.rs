@@ -7,7 +7,9 @@
 //! records before its first other operation go into a command buffer of
 //! their own, submitted there first; the compute submission waits for it
 //! on a semaphore (so on a GPU with copy engines one frame's upload runs
-//! beside another's kernels).
+//! beside another's kernels). Streams take the context's compute queues
+//! in turn, so where the device has two compute families, one stream's
+//! barriers do not wait for the kernels of a stream on the other.
 
 use super::context::Shared;
 use super::memory::{Arena, Slice, Use, VkBuffer};
@@ -69,6 +71,10 @@ enum State {
 
 pub struct VkStream {
     shared: Arc<Shared>,
+    /// This stream's compute queue, an index into `shared.lanes`. A buffer
+    /// one stream wrote is read by another only after the host waited for
+    /// the writer's fence (a pipeline's tables).
+    lane: usize,
     pool: vk::CommandPool,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
@@ -108,12 +114,14 @@ struct UploadCommands {
 impl VkStream {
     pub fn new(shared: &Arc<Shared>) -> Result<VkStream> {
         let device = &shared.device;
+        let lane = shared.lane();
         let pool_info = vk::CommandPoolCreateInfo::default()
-            .queue_family_index(shared.queue_family)
+            .queue_family_index(shared.lanes[lane].family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT);
         // SAFETY: valid device and create info. The stream owns the pool.
         let pool = unsafe { device.create_command_pool(&pool_info, None) }.context("vkCreateCommandPool")?;
         let mut stream = VkStream {
+            lane,
             shared: shared.clone(),
             pool,
             cmd: vk::CommandBuffer::null(),
@@ -141,9 +149,9 @@ impl VkStream {
         // SAFETY: as above.
         stream.fence =
             unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None) }.context("vkCreateFence")?;
-        if let Some(queue) = &shared.upload_queue {
+        if let Some((family, _)) = shared.upload_queue(lane) {
             let info = vk::CommandPoolCreateInfo::default()
-                .queue_family_index(queue.family)
+                .queue_family_index(family)
                 .flags(vk::CommandPoolCreateFlags::TRANSIENT);
             // SAFETY: as above; Drop destroys what is created here.
             let pool = unsafe { device.create_command_pool(&info, None) }.context("vkCreateCommandPool")?;
@@ -164,7 +172,7 @@ impl VkStream {
             upload.done = unsafe { device.create_semaphore(&vk::SemaphoreCreateInfo::default(), None) }
                 .context("vkCreateSemaphore")?;
         }
-        if crate::kernel_times::enabled() && shared.timestamp_bits > 0 {
+        if crate::kernel_times::enabled() && shared.lanes[lane].timestamp_bits > 0 {
             let info = vk::QueryPoolCreateInfo::default()
                 .query_type(vk::QueryType::TIMESTAMP)
                 .query_count(2 * TIMED_DISPATCHES);
@@ -407,7 +415,7 @@ impl VkStream {
             )
         }
         .context("vkGetQueryPoolResults")?;
-        let bits = self.shared.timestamp_bits;
+        let bits = self.shared.lanes[self.lane].timestamp_bits;
         let mask = if bits >= 64 { u64::MAX } else { (1u64 << bits) - 1 };
         let period = f64::from(self.shared.limits.timestamp_period);
         for (kernel, pair) in kernels.into_iter().zip(stamps.chunks_exact(2)) {
@@ -613,9 +621,10 @@ impl Stream for VkStream {
             up.recording = false;
             let (cmds, signal) = ([up.cmd], [up.done]);
             let submit = [vk::SubmitInfo::default().command_buffers(&cmds).signal_semaphores(&signal)];
-            let own = self.shared.upload_queue.as_ref().and_then(|q| q.own.as_ref());
-            let queue =
-                own.unwrap_or(&self.shared.queue).lock().map_err(|_| anyhow!("a Vulkan queue lock is poisoned"))?;
+            let Some((_, queue)) = self.shared.upload_queue(self.lane) else {
+                bail!("this stream has no upload queue")
+            };
+            let queue = queue.lock().map_err(|_| anyhow!("a Vulkan queue lock is poisoned"))?;
             // SAFETY: an executable command buffer; the queue is held
             // exclusively; the semaphore is unsignalled (the last batch's
             // compute submission waited on it).
@@ -629,7 +638,8 @@ impl Stream for VkStream {
             .command_buffers(&cmds)
             .wait_semaphores(&waits)
             .wait_dst_stage_mask(&stages[..waits.len()])];
-        let queue = self.shared.queue.lock().map_err(|_| anyhow!("the Vulkan queue lock is poisoned"))?;
+        let queue =
+            self.shared.lanes[self.lane].queue.lock().map_err(|_| anyhow!("a Vulkan queue lock is poisoned"))?;
         // SAFETY: an executable command buffer; the queue is held exclusively.
         unsafe { self.shared.device.queue_submit(*queue, &submit, self.fence) }
             .map_err(|e| anyhow!("vkQueueSubmit: {e:?} ({e})"))?;

@@ -2,7 +2,7 @@
 //! run on Mesa lavapipe, which `.ci/run` installs (they fail, saying so,
 //! where it is missing: a GPU test that skips itself proves nothing).
 
-use super::context::{Options, Uploads, VulkanGpu};
+use super::context::{Options, Uploads, VulkanGpu, lanes_from_env};
 use super::shaders::{self, SHADERS};
 use crate::backend::gpu::{Arg, Gpu, KernelSpec};
 use crate::config::gate::DeviceSelector;
@@ -193,6 +193,34 @@ fn uploads_apart_from_the_kernels_land_as_inline_ones_do() {
     assert_eq!(Uploads::from_env(Some("split".as_ref())), Ok(Uploads::Split));
     let err = Uploads::from_env(Some("dma".as_ref())).unwrap_err();
     assert_eq!(err, "ULPGATE_VK_UPLOADS=dma: expected auto, inline or split");
+}
+
+/// Streams take the compute queues in turn, one queue of each compute
+/// family, and `ULPGATE_VK_QUEUES` caps how many. Lavapipe has one family,
+/// so every stream meets on its queue here; the default gate with every
+/// backend required on NVIDIA (`scripts/device-check.sh`: two compute
+/// families) is what runs streams on two.
+#[test]
+fn streams_take_the_compute_queues_in_turn() {
+    for lanes in [1, usize::MAX] {
+        let gpu = lavapipe(Options { lanes, ..Options::default() });
+        assert_eq!(gpu.compute_families(), [0], "lanes {lanes}");
+        let bufs: Vec<_> = (0..3).map(|_| gpu.create_buffer(16).unwrap()).collect();
+        let mut streams: Vec<_> = (0..3).map(|_| gpu.create_stream().unwrap()).collect();
+        for (i, (s, buf)) in streams.iter_mut().zip(&bufs).enumerate() {
+            s.upload(buf, 0, &[i as u8 + 1; 16]).unwrap();
+            s.download(buf, 0, 16).unwrap();
+            s.submit().unwrap();
+        }
+        for (i, s) in streams.iter_mut().enumerate() {
+            assert_eq!(s.wait().unwrap(), [vec![i as u8 + 1; 16]], "stream {i}");
+        }
+    }
+    assert_eq!(lanes_from_env(None), Ok(usize::MAX));
+    assert_eq!(lanes_from_env(Some("".as_ref())), Ok(usize::MAX));
+    assert_eq!(lanes_from_env(Some("1".as_ref())), Ok(1));
+    let err = lanes_from_env(Some("0".as_ref())).unwrap_err();
+    assert_eq!(err, "ULPGATE_VK_QUEUES=0: expected a number of queues, 1 or more");
 }
 
 /// `psnr_sse` on a known frame pair: the sums are exact, across work
