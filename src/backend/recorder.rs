@@ -9,11 +9,27 @@ use super::staging::{HostChunk, Region, Staging};
 use anyhow::{Result, bail, ensure};
 use rayon::prelude::*;
 
-/// Uploads at least this large are copied into staging by several threads:
-/// one core's memcpy (10-20 GB/s) would otherwise cap 1080p frame pairs
-/// near the PCIe rate.
+/// Uploads at least this large are copied into staging by several threads
+/// ([`copy_pool`]): one core's memcpy (10-20 GB/s) would otherwise cap
+/// 1080p frame pairs near the PCIe rate.
 const PARALLEL_COPY: usize = 1 << 20;
 const COPY_PIECE: usize = 256 << 10;
+
+/// The threads that copy large uploads: a pool of their own, never rayon's
+/// global one. A GPU side's host workers are threads that a gate cell,
+/// running on a worker of the global pool, blocks joining; a copy they
+/// queued on the global pool waited for a worker that waited for them, and
+/// on a 2-core machine (two workers) the run hung (ciede's 1 MB table, a
+/// frame of 1 MB or more). These threads only copy, so a copy always runs.
+/// `None` when the pool cannot be built: the copy is then one thread's.
+fn copy_pool() -> Option<&'static rayon::ThreadPool> {
+    static POOL: std::sync::OnceLock<Option<rayon::ThreadPool>> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+        rayon::ThreadPoolBuilder::new().num_threads(threads).thread_name(|i| format!("ulpgate-copy-{i}")).build().ok()
+    })
+    .as_ref()
+}
 
 /// A kernel argument as recorded (buffers kept alive).
 pub enum OwnedArg {
@@ -138,11 +154,16 @@ impl<Q: Queue> Stream for Recorder<Q> {
         }
         Self::check_buffer(dst, offset, data.len(), "upload")?;
         let region = self.stage(data.len())?;
-        self.staging
-            .slice_mut(region)
-            .par_chunks_mut(COPY_PIECE)
-            .zip(data.par_chunks(COPY_PIECE))
-            .for_each(|(to, from)| to.copy_from_slice(from));
+        let staging = self.staging.slice_mut(region);
+        match copy_pool() {
+            Some(pool) => pool.install(|| {
+                staging
+                    .par_chunks_mut(COPY_PIECE)
+                    .zip(data.par_chunks(COPY_PIECE))
+                    .for_each(|(to, from)| to.copy_from_slice(from))
+            }),
+            None => staging.copy_from_slice(data),
+        }
         self.recorded.push(Op::Upload { dst: dst.clone(), offset, region });
         Ok(())
     }
@@ -296,6 +317,34 @@ mod tests {
         s.download(&b, 1, n).unwrap();
         assert_eq!(s.wait().unwrap(), vec![data]);
         assert!(s.upload(&b, 2, &vec![0; n]).is_err(), "bounds are checked on this path too");
+    }
+
+    /// The hang a large upload caused: every worker of rayon's global pool
+    /// blocks joining a thread of its own that uploads (as a gate cell joins
+    /// its GPU side's host workers). The upload must finish anyway; a
+    /// watchdog turns a hang into a failure.
+    #[test]
+    fn large_uploads_finish_while_every_global_worker_waits_for_them() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let n = rayon::current_num_threads();
+            let uploaded: Vec<bool> = (0..n)
+                .into_par_iter()
+                .map(|_| {
+                    let upload_and_check = || {
+                        let mut s = Recorder::new(HostQueue { log: Vec::new() });
+                        let b = buffer(2 * PARALLEL_COPY);
+                        s.upload(&b, 0, &vec![3; 2 * PARALLEL_COPY]).unwrap();
+                        s.download(&b, 0, 8).unwrap();
+                        s.wait().unwrap() == [vec![3; 8]]
+                    };
+                    std::thread::scope(|t| t.spawn(upload_and_check).join().unwrap())
+                })
+                .collect();
+            let _ = done.send(uploaded);
+        });
+        let uploaded = finished.recv_timeout(std::time::Duration::from_secs(60)).expect("the uploads hung");
+        assert!(uploaded.iter().all(|&ok| ok), "{uploaded:?}");
     }
 
     #[test]
