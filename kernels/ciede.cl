@@ -357,16 +357,25 @@ FUNC float xyz_to_lab_map(double c, GLOBAL const double *table)
     return c > LAB_EPSILON ? (float)pow_pos(c, ONE_THIRD, table) : (float)((KAPPA * c + 16.0) * INV_116);
 }
 
-FUNC ciede_lab lab_color(ulp_u32 ys, ulp_u32 us, ulp_u32 vs, ulp_u32 scale_shift, GLOBAL const double *table)
+/* ciede_terms_storage's table goes on with the red and blue channels'
+ * rgb_to_xyz_map of every 8-bit (y, v) and (y, u) pair, computed by the
+ * CPU with the same functions (src/features/ciede/gpu.rs `RGB_MAPS`):
+ * their pow costs a table load instead. RGB_MAPS_AT is tables.rs
+ * TABLE_LEN (a unit test holds them equal). */
+#define RGB_MAPS_AT 674u
+
+FUNC ciede_lab lab_color(ulp_u32 ys, ulp_u32 us, ulp_u32 vs, ulp_u32 scale_shift, GLOBAL const double *table,
+                         int rgb_maps)
 {
     const double scale = (double)(1u << scale_shift);
     const double inv_scale = pow2i(-(int)scale_shift);
     const double y = ((double)ys - 16.0 * scale) * (INV_219 * inv_scale);
     const double u = ((double)us - 128.0 * scale) * (INV_224 * inv_scale);
     const double v = ((double)vs - 128.0 * scale) * (INV_224 * inv_scale);
-    const double r = rgb_to_xyz_map(y + YUV_RV * v, table);
+    const int mapped = rgb_maps && scale_shift == 0 && (ys | us | vs) < 256u;
+    const double r = mapped ? table[RGB_MAPS_AT + ys * 256u + vs] : rgb_to_xyz_map(y + YUV_RV * v, table);
     const double g = rgb_to_xyz_map(y - YUV_GU * u - YUV_GV * v, table);
-    const double b = rgb_to_xyz_map(y + YUV_BU * u, table);
+    const double b = mapped ? table[RGB_MAPS_AT + 65536u + ys * 256u + us] : rgb_to_xyz_map(y + YUV_BU * u, table);
     const double x = r * XYZ_XR + g * XYZ_XG + b * XYZ_XB;
     const double yy = r * XYZ_YR + g * XYZ_YG + b * XYZ_YB;
     const double z = r * XYZ_ZR + g * XYZ_ZG + b * XYZ_ZB;
@@ -492,7 +501,7 @@ FUNC ulp_u32 ciede_sample(GLOBAL const ulp_u8 *frame, ulp_u32 at, ulp_u32 bytes_
 /* Work item x of group (gx, i) scores pixel (i, gx * CIEDE_WG + x). */
 FUNC void ciede_pixel(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
                       GLOBAL float *terms, ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride,
-                      ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift)
+                      ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift, int rgb_maps)
 {
     const ulp_u32 i = GROUP_ID(1);
     const ulp_u32 j = GLOBAL_ID(0);
@@ -512,22 +521,24 @@ FUNC void ciede_pixel(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL
         terms[y_at] = 0.0f;
         return;
     }
-    terms[y_at] = ciede2000(lab_color(ry, ru, rv, scale_shift, table), lab_color(dy, du, dv, scale_shift, table), table);
+    terms[y_at] = ciede2000(lab_color(ry, ru, rv, scale_shift, table, rgb_maps),
+                            lab_color(dy, du, dv, scale_shift, table, rgb_maps), table);
 }
 
 KERNEL ciede_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table, GLOBAL float *terms,
                    ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride, ulp_u32 chroma,
                    ulp_u32 bytes_per_sample, ulp_u32 scale_shift)
 {
-    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift);
+    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift, 0);
 }
 
-/* The same kernel: the C dialect reads the table from global memory either
- * way; the Vulkan dialect's ciede_terms_storage differs from ciede_terms in
- * the table's buffer kind only (src/features/ciede/gpu.rs). */
+/* The same kernel with the red and blue maps after the table (8-bit): the C
+ * dialect reads the table from global memory either way; the Vulkan
+ * dialect's ciede_terms_storage also differs from ciede_terms in the
+ * table's buffer kind (src/features/ciede/gpu.rs). */
 KERNEL ciede_terms_storage(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
                            GLOBAL float *terms, ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride,
                            ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift)
 {
-    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift);
+    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift, 1);
 }

@@ -24,5 +24,8 @@ fn table(i: u32) -> f64 {
     return table2[i >> 1u][i & 1u];
 }
 
+// No red and blue maps after a uniform block's table.
+const RGB_MAPS: bool = false;
+
 #include "widen.wgsl"
 #include "ciede_terms.wgsl"

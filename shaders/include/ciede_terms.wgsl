@@ -399,15 +399,30 @@ fn xyz_to_lab_map(c: f64) -> f32 {
     return f32((KAPPA * c + 16.0lf) * INV_116);
 }
 
+// ciede_terms_storage's table goes on with the red and blue channels'
+// rgb_to_xyz_map of every 8-bit (y, v) and (y, u) pair, computed by the
+// CPU with the same functions (src/features/ciede/gpu.rs `RGB_MAPS`;
+// RGB_MAPS, a bool, is the including kernel's): their pow costs a table
+// load instead. RGB_MAPS_AT is tables.rs TABLE_LEN (a unit test holds them
+// equal).
+const RGB_MAPS_AT: u32 = 674u;
+
 fn lab_color(ys: u32, us: u32, vs: u32) -> Lab {
     let scale = f64(1u << pc.scale_shift);
     let inv_scale = pow2i(-i32(pc.scale_shift));
     let y = (f64(ys) - 16.0lf * scale) * (INV_219 * inv_scale);
     let u = (f64(us) - 128.0lf * scale) * (INV_224 * inv_scale);
     let v = (f64(vs) - 128.0lf * scale) * (INV_224 * inv_scale);
-    let r = rgb_to_xyz_map(y + YUV_RV * v);
+    var r: f64;
+    var b: f64;
+    if RGB_MAPS && pc.scale_shift == 0u && (ys | us | vs) < 256u {
+        r = table(RGB_MAPS_AT + ys * 256u + vs);
+        b = table(RGB_MAPS_AT + 65536u + ys * 256u + us);
+    } else {
+        r = rgb_to_xyz_map(y + YUV_RV * v);
+        b = rgb_to_xyz_map(y + YUV_BU * u);
+    }
     let g = rgb_to_xyz_map(y - YUV_GU * u - YUV_GV * v);
-    let b = rgb_to_xyz_map(y + YUV_BU * u);
     let x = r * XYZ_XR + g * XYZ_XG + b * XYZ_XB;
     let yy = r * XYZ_YR + g * XYZ_YG + b * XYZ_YB;
     let z = r * XYZ_ZR + g * XYZ_ZG + b * XYZ_ZB;

@@ -62,6 +62,26 @@ fn xyz_to_lab_map(c: f64, m: &impl Libm) -> f32 {
     if c > LAB_EPSILON { m.pow(c, ONE_THIRD) as f32 } else { ((KAPPA * c + 16.0) * INV_116) as f32 }
 }
 
+/// ciede.c's `rgb_to_xyz_map` of the red and of the blue channel (the two
+/// that depend on two samples, not three) for every 8-bit sample pair, as
+/// [`lab_color`] computes them: red of (y, v) at `256 y + v`, then blue of
+/// (y, u) at `65536 + 256 y + u`. The GPU terms kernel looks them up
+/// instead of computing their pows (`super::gpu`).
+pub fn rgb_maps_8bit(m: &impl Libm) -> Vec<f64> {
+    let s = YuvScale::new(8);
+    let mut out = Vec::with_capacity(2 << 16);
+    for (chroma_gain, off) in [(YUV_RV, 0), (YUV_BU, 1 << 16)] {
+        debug_assert_eq!(out.len(), off);
+        for ys in 0..256u32 {
+            let y = (f64::from(ys) - s.y_off) * s.y_mul;
+            out.extend(
+                (0..256u32).map(|cs| rgb_to_xyz_map(y + chroma_gain * ((f64::from(cs) - s.c_off) * s.c_mul), m)),
+            );
+        }
+    }
+    out
+}
+
 /// ciede.c `get_lab_color` of one (y, u, v) sample triple.
 #[inline(always)]
 pub fn lab_color(y: u32, u: u32, v: u32, s: &YuvScale, m: &impl Libm) -> Lab {
@@ -72,6 +92,12 @@ pub fn lab_color(y: u32, u: u32, v: u32, s: &YuvScale, m: &impl Libm) -> Lab {
     let r = rgb_to_xyz_map(y + YUV_RV * v, m);
     let g = rgb_to_xyz_map(y - YUV_GU * u - YUV_GV * v, m);
     let b = rgb_to_xyz_map(y + YUV_BU * u, m);
+    lab_of_linear_rgb(r, g, b, m)
+}
+
+/// The rest of ciede.c `get_lab_color`, from the mapped (linear) r, g, b.
+#[inline(always)]
+fn lab_of_linear_rgb(r: f64, g: f64, b: f64, m: &impl Libm) -> Lab {
     let x = r * XYZ_XR + g * XYZ_XG + b * XYZ_XB;
     let yy = r * XYZ_YR + g * XYZ_YG + b * XYZ_YB;
     let z = r * XYZ_ZR + g * XYZ_ZG + b * XYZ_ZB;
@@ -558,6 +584,29 @@ mod tests {
                 let t = [seed >> 16, seed >> 32, seed >> 48].map(|v| (v as u32) & ((1 << bit_depth) - 1));
                 let c = lab_color(t[0], t[1], t[2], &s, &m);
                 assert_eq!(ciede2000(c, c, &m).to_bits(), 0, "{t:?} at {bit_depth} bits");
+            }
+        }
+    }
+
+    /// The maps the GPU terms kernel looks up give `lab_color`'s CIELAB:
+    /// entries at the right index, of the right channel (every y and
+    /// chroma value, the third sample varied).
+    #[test]
+    fn the_red_and_blue_maps_give_lab_colors_bits() {
+        let table = table_words();
+        let m = Own(&table);
+        let maps = rgb_maps_8bit(&m);
+        assert_eq!(maps.len(), 2 << 16);
+        let s = YuvScale::new(8);
+        for y in 0..256u32 {
+            for c in 0..256u32 {
+                let (u, v) = (c, (c * 7 + y) & 255);
+                let level = |x: u32, off: f64, mul: f64| (f64::from(x) - off) * mul;
+                let (yd, ud, vd) = (level(y, s.y_off, s.y_mul), level(u, s.c_off, s.c_mul), level(v, s.c_off, s.c_mul));
+                let g = rgb_to_xyz_map(yd - YUV_GU * ud - YUV_GV * vd, &m);
+                let mapped =
+                    lab_of_linear_rgb(maps[(y * 256 + v) as usize], g, maps[(1 << 16) + (y * 256 + u) as usize], &m);
+                assert_eq!(mapped, lab_color(y, u, v, &s, &m), "({y}, {u}, {v})");
             }
         }
     }

@@ -5,8 +5,9 @@
 //! are bit-identical to the CPU reference's.
 
 use super::ChromaMap;
-use super::cpu::score;
-use super::tables::table_words;
+use super::cpu::{rgb_maps_8bit, score};
+use super::math::Own;
+use super::tables::{TABLE_LEN, table_words};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::features::Extractor;
 use crate::features::gpu::{GpuExtractor, GpuPipeline, planes_bytes, word_buffer};
@@ -14,7 +15,7 @@ use crate::features::seqsum::{Accumulator, SeqSum, SeqSumBuffers};
 use crate::fixture::{Chroma, Geometry};
 use crate::scores::Scores;
 use anyhow::Result;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Pixels per work group of [`CIEDE_TERMS`] (along a row).
 pub const TERMS_WG: u32 = 64;
@@ -33,11 +34,13 @@ pub static CIEDE_TERMS: KernelSpec =
     KernelSpec { name: "ciede_terms", family: "ciede", workgroup: [TERMS_WG, 1, 1], buffers: 4, scalars: 8 };
 
 /// [`CIEDE_TERMS`] with the table in a storage buffer instead of a uniform
-/// block (shaders/ciede_terms_storage.wgsl; the C dialect is the same
-/// kernel): the table's lookups take per-invocation indices, which a
-/// uniform block serves one address at a time on NVIDIA, while a CPU
-/// driver such as lavapipe turns a storage load into a gather. Same
-/// arguments, same bits.
+/// block (shaders/ciede_terms_storage.wgsl; in the C dialect the table is
+/// global memory in both): the table's lookups take per-invocation
+/// indices, which a uniform block serves one address at a time on NVIDIA,
+/// while a CPU driver such as lavapipe turns a storage load into a gather.
+/// For 8-bit frames the table goes on with [`rgb_maps`], which the kernel
+/// looks up instead of computing two of a pixel's six `rgb_to_xyz_map`
+/// pows. Same arguments, same bits.
 pub static CIEDE_TERMS_STORAGE: KernelSpec =
     KernelSpec { name: "ciede_terms_storage", family: "ciede", workgroup: [TERMS_WG, 1, 1], buffers: 4, scalars: 8 };
 
@@ -57,8 +60,18 @@ fn terms_kernel(device: &crate::backend::DeviceInfo) -> Result<&'static KernelSp
     )
 }
 
+/// [`rgb_maps_8bit`] with the GPU's own math ([`Own`]: the same bits as
+/// the kernels' pow), computed once a process, at the table's end
+/// ([`TABLE_LEN`]: `RGB_MAPS_AT` in both dialects).
+fn rgb_maps() -> &'static [f64] {
+    static MAPS: OnceLock<Vec<f64>> = OnceLock::new();
+    MAPS.get_or_init(|| rgb_maps_8bit(&Own(&table_words())))
+}
+
 struct CiedeGpu {
     kernel: Kernel,
+    /// Whether the kernel reads [`rgb_maps`] after the table.
+    rgb_maps: bool,
     seqsum: SeqSum,
     geometry: Geometry,
     map: ChromaMap,
@@ -76,8 +89,10 @@ struct Slot {
 /// reference refuses them).
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry) -> Result<Box<dyn Extractor>> {
     let map = ChromaMap::new(geometry)?;
+    let spec = terms_kernel(gpu.device())?;
     let pipeline = CiedeGpu {
-        kernel: gpu.load_kernel(terms_kernel(gpu.device())?)?,
+        kernel: gpu.load_kernel(spec)?,
+        rgb_maps: std::ptr::eq(spec, &CIEDE_TERMS_STORAGE) && geometry.bit_depth == 8,
         seqsum: SeqSum::new(gpu.as_ref(), Accumulator::F64, &[map.width * map.height])?,
         geometry: *geometry,
         map,
@@ -90,7 +105,12 @@ impl GpuPipeline for CiedeGpu {
 
     fn new_slot(&self, gpu: &dyn Gpu) -> Result<Slot> {
         let frame = planes_bytes(&self.geometry, 3);
-        let table: Vec<u8> = table_words().iter().flat_map(|v| v.to_le_bytes()).collect();
+        let mut words = table_words();
+        debug_assert_eq!(words.len(), TABLE_LEN);
+        if self.rgb_maps {
+            words.extend_from_slice(rgb_maps());
+        }
+        let table: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
         let slot = Slot {
             reference: word_buffer(gpu, frame)?,
             distorted: word_buffer(gpu, frame)?,
@@ -145,5 +165,20 @@ impl GpuPipeline for CiedeGpu {
         let sum = self.seqsum.results(&downloads[0])?[0];
         out.record("ciede2000", index, score(sum, self.map.width * self.map.height));
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both dialects read the maps where the host puts them: after the
+    /// table.
+    #[test]
+    fn both_dialects_find_the_maps_at_the_tables_end() {
+        let c = include_str!("../../../kernels/ciede.cl");
+        assert!(c.contains(&format!("#define RGB_MAPS_AT {TABLE_LEN}u\n")), "kernels/ciede.cl");
+        let wgsl = include_str!("../../../shaders/include/ciede_terms.wgsl");
+        assert!(wgsl.contains(&format!("const RGB_MAPS_AT: u32 = {TABLE_LEN}u;\n")), "ciede_terms.wgsl");
     }
 }
