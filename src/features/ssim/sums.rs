@@ -21,11 +21,12 @@
 //!   (width + rows + 16) A)` bounds `|S - T|`.
 //!
 //! `x -> (float)(x / n)` is monotone, so if both ends of `[T - E, T + E]`
-//! give the same float, that float is libvmaf's ([`resolve`]). The interval
-//! is about 1e-11 of the mean wide for a 1080p map, a float's step 6e-8:
-//! a frame's mean lands this close to a float rounding boundary a few
-//! times in ten thousand. For those the device has already added the terms
-//! one after the other as libvmaf does (its own check uses 4 E, so it
+//! give the same float, that float is libvmaf's ([`resolve`]). E is about
+//! 1.2e-10 of the sum for a 1080p map of means near 1 (W, the partial
+//! sums' magnitudes, dominates), a float's step there 6e-8: a mean lands
+//! this close to a float rounding boundary about once in 240
+//! (docs/features/ssim.md, measured). For those the device has already added the terms
+//! one after the other as libvmaf does (its own check uses 2 E, so it
 //! always covers the host's), and the host takes that sum.
 
 use anyhow::{Result, bail};
