@@ -12,7 +12,7 @@
 // f64 sum S lies within E = 2^-53 (1.01 W + 1.01 (width + rows + 16) A) of
 // T; if every value in [T - 2E, T + 2E] gives the same float mean S / n,
 // that float is libvmaf's and results[5 e + 4] (the flag) is 0. Otherwise
-// (a mean within about 1e-11 of a float rounding boundary) the group adds
+// (a mean within about 1e-10 of a float rounding boundary) the group adds
 // the terms one after the other in raster order, exactly as libvmaf does,
 // into results[5 e + 3], and the flag is 1. The host rechecks with E and
 // takes the float from T or from S.

@@ -84,7 +84,7 @@ impl Shared {
 
     /// The family and queue that take the uploads of a stream on `lane`
     /// apart from its kernels, if uploads go apart.
-    pub fn upload_queue(&self, lane: usize) -> Option<(u32, &Mutex<vk::Queue>)> {
+    pub fn upload_target(&self, lane: usize) -> Option<(u32, &Mutex<vk::Queue>)> {
         let upload = self.upload_queue.as_ref()?;
         Some(match &upload.own {
             Some((family, queue)) => (*family, queue),
@@ -166,6 +166,52 @@ impl Options {
     }
 }
 
+/// Which queue families a context opens a queue of.
+#[derive(Debug, PartialEq, Eq)]
+pub struct QueuePlan {
+    /// The compute lanes' families: every family that computes, in the
+    /// device's order, at most `options.lanes`.
+    pub compute: Vec<u32>,
+    /// The family streams submit their uploads to apart from their kernels:
+    /// a transfer-only one (copy engines) under [`Uploads::Auto`], the first
+    /// compute family under [`Uploads::Split`], none under
+    /// [`Uploads::Inline`] or where `Auto` finds none.
+    pub upload: Option<u32>,
+    /// Every family above once: the device's queue create infos, and the
+    /// families a buffer is shared by.
+    pub used: Vec<u32>,
+}
+
+impl QueuePlan {
+    /// The plan for a device with queue families `families`; `None` when
+    /// none computes.
+    pub fn new(families: &[vk::QueueFamilyProperties], options: Options) -> Option<QueuePlan> {
+        let compute: Vec<u32> = (0..families.len() as u32)
+            .filter(|&f| {
+                let family = &families[f as usize];
+                family.queue_flags.contains(vk::QueueFlags::COMPUTE) && family.queue_count > 0
+            })
+            .take(options.lanes.max(1))
+            .collect();
+        let first = *compute.first()?;
+        // A transfer-only family: its queues are the device's copy engines.
+        let transfer = (0..families.len() as u32).find(|&f| {
+            let family = &families[f as usize];
+            family.queue_count > 0
+                && family.queue_flags.contains(vk::QueueFlags::TRANSFER)
+                && !family.queue_flags.intersects(vk::QueueFlags::COMPUTE | vk::QueueFlags::GRAPHICS)
+        });
+        let upload = match options.uploads {
+            Uploads::Auto => transfer,
+            Uploads::Inline => None,
+            Uploads::Split => Some(first),
+        };
+        let mut used = compute.clone();
+        used.extend(upload.filter(|f| !compute.contains(f)));
+        Some(QueuePlan { compute, upload, used })
+    }
+}
+
 type KernelSlot = Arc<OnceLock<Result<Kernel, String>>>;
 
 /// A Vulkan context: one device, its compute queues (and maybe a transfer
@@ -186,32 +232,10 @@ impl VulkanGpu {
         let vk_instance = &instance.instance;
         // SAFETY: `physical` was enumerated from this instance.
         let families = unsafe { vk_instance.get_physical_device_queue_family_properties(physical.handle) };
-        let compute_families: Vec<u32> = (0..families.len() as u32)
-            .filter(|&f| {
-                let family = &families[f as usize];
-                family.queue_flags.contains(vk::QueueFlags::COMPUTE) && family.queue_count > 0
-            })
-            .take(options.lanes.max(1))
-            .collect();
-        let Some(&queue_family) = compute_families.first() else {
+        let Some(plan) = QueuePlan::new(&families, options) else {
             return Err(format!("{} has no compute queue", physical.info.name));
         };
-        // A transfer-only family: its queues are the device's copy engines.
-        let transfer_family = families
-            .iter()
-            .position(|f| {
-                f.queue_count > 0
-                    && f.queue_flags.contains(vk::QueueFlags::TRANSFER)
-                    && !f.queue_flags.intersects(vk::QueueFlags::COMPUTE | vk::QueueFlags::GRAPHICS)
-            })
-            .map(|f| f as u32);
-        let upload_family = match options.uploads {
-            Uploads::Auto => transfer_family,
-            Uploads::Inline => None,
-            Uploads::Split => Some(queue_family),
-        };
-        let mut used = compute_families.clone();
-        used.extend(upload_family.filter(|f| !compute_families.contains(f)));
+        let QueuePlan { compute: compute_families, upload: upload_family, used } = plan;
         let priorities = [1.0f32];
         let queues: Vec<_> = used
             .iter()
@@ -298,7 +322,7 @@ impl VulkanGpu {
     /// The queue family the first stream submits its uploads to apart
     /// from its kernels, if any.
     pub fn upload_family(&self) -> Option<u32> {
-        self.shared.upload_queue(0).map(|(family, _)| family)
+        self.shared.upload_target(0).map(|(family, _)| family)
     }
 }
 

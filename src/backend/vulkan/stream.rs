@@ -149,7 +149,7 @@ impl VkStream {
         // SAFETY: as above.
         stream.fence =
             unsafe { device.create_fence(&vk::FenceCreateInfo::default(), None) }.context("vkCreateFence")?;
-        if let Some((family, _)) = shared.upload_queue(lane) {
+        if let Some((family, _)) = shared.upload_target(lane) {
             let info = vk::CommandPoolCreateInfo::default()
                 .queue_family_index(family)
                 .flags(vk::CommandPoolCreateFlags::TRANSIENT);
@@ -621,7 +621,7 @@ impl Stream for VkStream {
             up.recording = false;
             let (cmds, signal) = ([up.cmd], [up.done]);
             let submit = [vk::SubmitInfo::default().command_buffers(&cmds).signal_semaphores(&signal)];
-            let Some((_, queue)) = self.shared.upload_queue(self.lane) else {
+            let Some((_, queue)) = self.shared.upload_target(self.lane) else {
                 bail!("this stream has no upload queue")
             };
             let queue = queue.lock().map_err(|_| anyhow!("a Vulkan queue lock is poisoned"))?;

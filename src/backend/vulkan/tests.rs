@@ -2,7 +2,7 @@
 //! run on Mesa lavapipe, which `.ci/run` installs (they fail, saying so,
 //! where it is missing: a GPU test that skips itself proves nothing).
 
-use super::context::{Options, Uploads, VulkanGpu, lanes_from_env};
+use super::context::{Options, QueuePlan, Uploads, VulkanGpu, lanes_from_env};
 use super::shaders::{self, SHADERS};
 use crate::backend::gpu::{Arg, Gpu, KernelSpec};
 use crate::config::gate::DeviceSelector;
@@ -221,6 +221,38 @@ fn streams_take_the_compute_queues_in_turn() {
     assert_eq!(lanes_from_env(Some("1".as_ref())), Ok(1));
     let err = lanes_from_env(Some("0".as_ref())).unwrap_err();
     assert_eq!(err, "ULPGATE_VK_QUEUES=0: expected a number of queues, 1 or more");
+}
+
+/// The queue families a context opens, on an NVIDIA-like layout (on the
+/// H100 and H200, driver 580, the lanes were families 0 and 2 and uploads
+/// went to a transfer-only family; the queue counts here are typical, not
+/// read there) and on lavapipe's: one lane of each compute family, the
+/// copy engines for uploads, and the caps and switches.
+#[test]
+fn queue_plans_take_one_lane_of_each_compute_family() {
+    use ash::vk::{QueueFamilyProperties, QueueFlags};
+    let family = |flags, count| QueueFamilyProperties { queue_flags: flags, queue_count: count, ..Default::default() };
+    let gct = QueueFlags::GRAPHICS | QueueFlags::COMPUTE | QueueFlags::TRANSFER;
+    let nvidia = [
+        family(gct, 16),
+        family(QueueFlags::TRANSFER, 2),
+        family(QueueFlags::COMPUTE | QueueFlags::TRANSFER, 8),
+        family(QueueFlags::TRANSFER | QueueFlags::VIDEO_DECODE_KHR, 4),
+    ];
+    let plan = |families: &[QueueFamilyProperties], lanes, uploads| {
+        QueuePlan::new(families, Options { lanes, uploads, ..Options::default() })
+    };
+    let want = |compute: &[u32], upload, used: &[u32]| {
+        Some(QueuePlan { compute: compute.to_vec(), upload, used: used.to_vec() })
+    };
+    assert_eq!(plan(&nvidia, usize::MAX, Uploads::Auto), want(&[0, 2], Some(1), &[0, 2, 1]));
+    assert_eq!(plan(&nvidia, 1, Uploads::Auto), want(&[0], Some(1), &[0, 1]));
+    assert_eq!(plan(&nvidia, usize::MAX, Uploads::Inline), want(&[0, 2], None, &[0, 2]));
+    assert_eq!(plan(&nvidia, usize::MAX, Uploads::Split), want(&[0, 2], Some(0), &[0, 2]));
+    let lavapipe = [family(gct, 1)];
+    assert_eq!(plan(&lavapipe, usize::MAX, Uploads::Auto), want(&[0], None, &[0]));
+    assert_eq!(plan(&[family(QueueFlags::TRANSFER, 1)], usize::MAX, Uploads::Auto), None);
+    assert_eq!(plan(&[family(gct, 0), family(gct, 1)], usize::MAX, Uploads::Auto), want(&[1], None, &[1]));
 }
 
 /// `psnr_sse` on a known frame pair: the sums are exact, across work
