@@ -48,6 +48,18 @@ impl YuvScale {
             c_mul: INV_224 / scale,
         }
     }
+
+    /// ciede.c's luma level of sample `y`: `(y - 16 scale) / (219 scale)`.
+    #[inline(always)]
+    pub fn luma(&self, y: u32) -> f64 {
+        (f64::from(y) - self.y_off) * self.y_mul
+    }
+
+    /// ciede.c's chroma level of sample `c`: `(c - 128 scale) / (224 scale)`.
+    #[inline(always)]
+    pub fn chroma(&self, c: u32) -> f64 {
+        (f64::from(c) - self.c_off) * self.c_mul
+    }
 }
 
 /// ciede.c `rgb_to_xyz_map`.
@@ -73,10 +85,8 @@ pub fn rgb_maps_8bit(m: &impl Libm) -> Vec<f64> {
     for (chroma_gain, off) in [(YUV_RV, 0), (YUV_BU, 1 << 16)] {
         debug_assert_eq!(out.len(), off);
         for ys in 0..256u32 {
-            let y = (f64::from(ys) - s.y_off) * s.y_mul;
-            out.extend(
-                (0..256u32).map(|cs| rgb_to_xyz_map(y + chroma_gain * ((f64::from(cs) - s.c_off) * s.c_mul), m)),
-            );
+            let y = s.luma(ys);
+            out.extend((0..256u32).map(|cs| rgb_to_xyz_map(y + chroma_gain * s.chroma(cs), m)));
         }
     }
     out
@@ -85,9 +95,7 @@ pub fn rgb_maps_8bit(m: &impl Libm) -> Vec<f64> {
 /// ciede.c `get_lab_color` of one (y, u, v) sample triple.
 #[inline(always)]
 pub fn lab_color(y: u32, u: u32, v: u32, s: &YuvScale, m: &impl Libm) -> Lab {
-    let y = (f64::from(y) - s.y_off) * s.y_mul;
-    let u = (f64::from(u) - s.c_off) * s.c_mul;
-    let v = (f64::from(v) - s.c_off) * s.c_mul;
+    let (y, u, v) = (s.luma(y), s.chroma(u), s.chroma(v));
     // BT.709.
     let r = rgb_to_xyz_map(y + YUV_RV * v, m);
     let g = rgb_to_xyz_map(y - YUV_GU * u - YUV_GV * v, m);
@@ -601,8 +609,7 @@ mod tests {
         for y in 0..256u32 {
             for c in 0..256u32 {
                 let (u, v) = (c, (c * 7 + y) & 255);
-                let level = |x: u32, off: f64, mul: f64| (f64::from(x) - off) * mul;
-                let (yd, ud, vd) = (level(y, s.y_off, s.y_mul), level(u, s.c_off, s.c_mul), level(v, s.c_off, s.c_mul));
+                let (yd, ud, vd) = (s.luma(y), s.chroma(u), s.chroma(v));
                 let g = rgb_to_xyz_map(yd - YUV_GU * ud - YUV_GV * vd, &m);
                 let mapped =
                     lab_of_linear_rgb(maps[(y * 256 + v) as usize], g, maps[(1 << 16) + (y * 256 + u) as usize], &m);

@@ -70,8 +70,9 @@ fn rgb_maps() -> &'static [f64] {
 
 struct CiedeGpu {
     kernel: Kernel,
-    /// Whether the kernel reads [`rgb_maps`] after the table.
-    rgb_maps: bool,
+    /// The kernel's table ([`table_words`], then [`rgb_maps`] where the
+    /// kernel reads them), uploaded once: every slot reads it.
+    table: Buffer,
     seqsum: SeqSum,
     geometry: Geometry,
     map: ChromaMap,
@@ -80,7 +81,6 @@ struct CiedeGpu {
 struct Slot {
     reference: Buffer,
     distorted: Buffer,
-    table: Buffer,
     terms: Buffer,
     sums: SeqSumBuffers,
 }
@@ -90,9 +90,19 @@ struct Slot {
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry) -> Result<Box<dyn Extractor>> {
     let map = ChromaMap::new(geometry)?;
     let spec = terms_kernel(gpu.device())?;
+    let mut words = table_words();
+    debug_assert_eq!(words.len(), TABLE_LEN);
+    if std::ptr::eq(spec, &CIEDE_TERMS_STORAGE) && geometry.bit_depth == 8 {
+        words.extend_from_slice(rgb_maps());
+    }
+    let bytes: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
+    let table = gpu.create_buffer(bytes.len())?;
+    let mut stream = gpu.create_stream()?;
+    stream.upload(&table, 0, &bytes)?;
+    stream.wait()?;
     let pipeline = CiedeGpu {
         kernel: gpu.load_kernel(spec)?,
-        rgb_maps: std::ptr::eq(spec, &CIEDE_TERMS_STORAGE) && geometry.bit_depth == 8,
+        table,
         seqsum: SeqSum::new(gpu.as_ref(), Accumulator::F64, &[map.width * map.height])?,
         geometry: *geometry,
         map,
@@ -105,23 +115,12 @@ impl GpuPipeline for CiedeGpu {
 
     fn new_slot(&self, gpu: &dyn Gpu) -> Result<Slot> {
         let frame = planes_bytes(&self.geometry, 3);
-        let mut words = table_words();
-        debug_assert_eq!(words.len(), TABLE_LEN);
-        if self.rgb_maps {
-            words.extend_from_slice(rgb_maps());
-        }
-        let table: Vec<u8> = words.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let slot = Slot {
+        Ok(Slot {
             reference: word_buffer(gpu, frame)?,
             distorted: word_buffer(gpu, frame)?,
-            table: gpu.create_buffer(table.len())?,
             terms: gpu.create_buffer(self.seqsum.terms() * 4)?,
             sums: self.seqsum.buffers(gpu)?,
-        };
-        let mut stream = gpu.create_stream()?;
-        stream.upload(&slot.table, 0, &table)?;
-        stream.wait()?;
-        Ok(slot)
+        })
     }
 
     fn geometry(&self) -> &Geometry {
@@ -146,7 +145,7 @@ impl GpuPipeline for CiedeGpu {
         let args = [
             Arg::Buffer(&b.reference),
             Arg::Buffer(&b.distorted),
-            Arg::Buffer(&b.table),
+            Arg::Buffer(&self.table),
             Arg::Buffer(&b.terms),
             Arg::U32(m.width as u32),
             Arg::U32(m.height as u32),
