@@ -19,10 +19,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 /// the device, then the instance, then the loader.
 pub struct Shared {
     pub device: ash::Device,
-    /// The compute queues, one of each family that computes; streams take
-    /// them in turn ([`Shared::lane`]).
+    /// The compute queues, one of each family that computes; a new stream
+    /// takes the one fewest live streams use ([`Shared::lane`]).
     pub lanes: Vec<Lane>,
-    next_lane: AtomicUsize,
     /// Where streams submit their uploads apart from their compute work;
     /// `None`: uploads are recorded in the compute command buffer.
     pub upload_queue: Option<UploadQueue>,
@@ -64,6 +63,8 @@ pub struct Lane {
     pub family: u32,
     /// The family's valid timestamp bits (0: no timestamps).
     pub timestamp_bits: u32,
+    /// Streams on this queue now.
+    streams: AtomicUsize,
 }
 
 /// A queue that takes a stream's uploads, in a submission of their own
@@ -77,9 +78,25 @@ pub struct UploadQueue {
 }
 
 impl Shared {
-    /// A new stream's lane: an index into [`Shared::lanes`], in turn.
+    /// A new stream's lane, an index into [`Shared::lanes`]: the one with
+    /// the fewest live streams (the first of those), so the short-lived
+    /// streams pipelines upload their tables with do not skew the frames'
+    /// streams onto one queue (in turn, ciede's three slots of an extractor
+    /// had all landed on one). Give it back with [`Shared::leave_lane`].
     pub fn lane(&self) -> usize {
-        self.next_lane.fetch_add(1, Ordering::Relaxed) % self.lanes.len()
+        let lane = (0..self.lanes.len()).min_by_key(|&i| self.lanes[i].streams.load(Ordering::Relaxed)).unwrap_or(0);
+        self.lanes[lane].streams.fetch_add(1, Ordering::Relaxed);
+        lane
+    }
+
+    /// A stream on `lane` is gone.
+    pub fn leave_lane(&self, lane: usize) {
+        self.lanes[lane].streams.fetch_sub(1, Ordering::Relaxed);
+    }
+
+    /// Live streams per lane.
+    pub fn lane_loads(&self) -> Vec<usize> {
+        self.lanes.iter().map(|lane| lane.streams.load(Ordering::Relaxed)).collect()
     }
 
     /// The family and queue that take the uploads of a stream on `lane`
@@ -267,6 +284,7 @@ impl VulkanGpu {
                 queue: Mutex::new(unsafe { device.get_device_queue(family, 0) }),
                 family,
                 timestamp_bits: families[family as usize].timestamp_valid_bits,
+                streams: AtomicUsize::new(0),
             })
             .collect();
         let upload_queue = upload_family.map(|family| UploadQueue {
@@ -296,7 +314,6 @@ impl VulkanGpu {
         let shared = Shared {
             device,
             lanes,
-            next_lane: AtomicUsize::new(0),
             upload_queue,
             families: used,
             memory,
@@ -314,7 +331,12 @@ impl VulkanGpu {
         self.shared.push_descriptor.is_some()
     }
 
-    /// The queue families of the compute queues streams take in turn.
+    /// How many live streams each compute queue has.
+    pub fn lane_loads(&self) -> Vec<usize> {
+        self.shared.lane_loads()
+    }
+
+    /// The queue families of the compute queues streams take.
     pub fn compute_families(&self) -> Vec<u32> {
         self.shared.lanes.iter().map(|lane| lane.family).collect()
     }

@@ -7,9 +7,10 @@
 //! records before its first other operation go into a command buffer of
 //! their own, submitted there first; the compute submission waits for it
 //! on a semaphore (so on a GPU with copy engines one frame's upload runs
-//! beside another's kernels). Streams take the context's compute queues
-//! in turn, so where the device has two compute families, one stream's
-//! barriers do not wait for the kernels of a stream on the other.
+//! beside another's kernels). Each stream takes the least used of the
+//! context's compute queues, so where the device has two compute families,
+//! one stream's barriers do not wait for the kernels of a stream on the
+//! other.
 
 use super::context::Shared;
 use super::memory::{Arena, Slice, Use, VkBuffer};
@@ -119,7 +120,14 @@ impl VkStream {
             .queue_family_index(shared.lanes[lane].family)
             .flags(vk::CommandPoolCreateFlags::TRANSIENT);
         // SAFETY: valid device and create info. The stream owns the pool.
-        let pool = unsafe { device.create_command_pool(&pool_info, None) }.context("vkCreateCommandPool")?;
+        let pool = match unsafe { device.create_command_pool(&pool_info, None) } {
+            Ok(pool) => pool,
+            Err(e) => {
+                shared.leave_lane(lane);
+                return Err(anyhow!("vkCreateCommandPool: {e:?}"));
+            }
+        };
+        // From here Drop gives the lane back.
         let mut stream = VkStream {
             lane,
             shared: shared.clone(),
@@ -659,6 +667,7 @@ impl Stream for VkStream {
 
 impl Drop for VkStream {
     fn drop(&mut self) {
+        self.shared.leave_lane(self.lane);
         let device = &self.shared.device;
         // SAFETY: work in flight is waited for before anything it uses goes.
         unsafe {

@@ -195,13 +195,14 @@ fn uploads_apart_from_the_kernels_land_as_inline_ones_do() {
     assert_eq!(err, "ULPGATE_VK_UPLOADS=dma: expected auto, inline or split");
 }
 
-/// Streams take the compute queues in turn, one queue of each compute
-/// family, and `ULPGATE_VK_QUEUES` caps how many. Lavapipe has one family,
-/// so every stream meets on its queue here; the default gate with every
-/// backend required on NVIDIA (`scripts/device-check.sh`: two compute
-/// families) is what runs streams on two.
+/// Streams take the least used of the compute queues, one queue of each
+/// compute family, and `ULPGATE_VK_QUEUES` caps how many; a stream gives
+/// its queue back when dropped. Lavapipe has one family, so every stream
+/// meets on its queue here; the default gate with every backend required
+/// on NVIDIA (`scripts/device-check.sh`: two compute families) is what
+/// runs streams on two.
 #[test]
-fn streams_take_the_compute_queues_in_turn() {
+fn streams_take_the_least_used_compute_queue() {
     for lanes in [1, usize::MAX] {
         let gpu = lavapipe(Options { lanes, ..Options::default() });
         assert_eq!(gpu.compute_families(), [0], "lanes {lanes}");
@@ -215,6 +216,9 @@ fn streams_take_the_compute_queues_in_turn() {
         for (i, s) in streams.iter_mut().enumerate() {
             assert_eq!(s.wait().unwrap(), [vec![i as u8 + 1; 16]], "stream {i}");
         }
+        assert_eq!(gpu.lane_loads(), [3], "lanes {lanes}: three live streams");
+        drop(streams);
+        assert_eq!(gpu.lane_loads(), [0], "lanes {lanes}: every stream gave its queue back");
     }
     assert_eq!(lanes_from_env(None), Ok(usize::MAX));
     assert_eq!(lanes_from_env(Some("".as_ref())), Ok(usize::MAX));
