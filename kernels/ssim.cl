@@ -361,12 +361,16 @@ KERNEL ssim_vertical_strips(GLOBAL const float *planes, GLOBAL const float *taps
  * ssim_total: work group e adds metric entry e's partials (each work
  * item its partials in order, then a tree), checks that the float mean is the
  * same anywhere within 2 x the host's error bound of the sum, and when it
- * is not, adds the terms one after the other in raster order as libvmaf
- * does (always, with `sequential`). results[5 e ..] = sum, magnitudes,
- * weighted, exact sum, flag.
+ * is not (always, with `sequential`), flags the entry; with `inline_exact`
+ * it then adds the terms one after the other in raster order as libvmaf
+ * does, else the ssim_exact kernels below make that sum. results[5 e ..] =
+ * sum, magnitudes, weighted, exact sum, flag. entries: 6 words an entry.
  * --------------------------------------------------------------------- */
 #define SSIM_TOTAL_WG 256
 #define SSIM_CHUNK 1024
+/* Words of an entry of the layout: first term, first partial triple,
+ * width, rows, partial triples, first exact-sum record. */
+#define SSIM_ENTRY 6u
 
 /* Whether every value in [t - e, t + e] divided by n rounds to one float
  * (strictly between the midpoints around float(t / n)). */
@@ -384,7 +388,7 @@ FUNC int ssim_one_float(double t, double e, double n)
 }
 
 KERNEL ssim_total(GLOBAL const double *terms, GLOBAL const double *partials, GLOBAL const ulp_u32 *entries,
-                  GLOBAL double *results, ulp_u32 count, ulp_u32 sequential)
+                  GLOBAL double *results, ulp_u32 count, ulp_u32 sequential, ulp_u32 inline_exact)
 {
     LOCAL double red[3 * SSIM_TOTAL_WG];
     LOCAL double chunk[SSIM_CHUNK];
@@ -392,8 +396,9 @@ KERNEL ssim_total(GLOBAL const double *terms, GLOBAL const double *partials, GLO
     const ulp_u32 e = GROUP_ID(0), lid = LOCAL_ID(0);
     if (e >= count)
         return; /* uniform over the group */
-    const ulp_u32 terms_at = entries[5u * e], parts_at = entries[5u * e + 1u];
-    const ulp_u32 width = entries[5u * e + 2u], rows = entries[5u * e + 3u], parts = entries[5u * e + 4u];
+    const ulp_u32 terms_at = entries[SSIM_ENTRY * e], parts_at = entries[SSIM_ENTRY * e + 1u];
+    const ulp_u32 width = entries[SSIM_ENTRY * e + 2u], rows = entries[SSIM_ENTRY * e + 3u];
+    const ulp_u32 parts = entries[SSIM_ENTRY * e + 4u];
     double s = 0.0, a = 0.0, w = 0.0;
     for (ulp_u32 r = lid; r < parts; r += SSIM_TOTAL_WG) {
         s = SSIM_DADD(s, partials[parts_at + 3u * r]);
@@ -429,7 +434,7 @@ KERNEL ssim_total(GLOBAL const double *terms, GLOBAL const double *partials, GLO
         results[5u * e + 4u] = (double)exact;
     }
     BARRIER();
-    if (exact != 0u) {
+    if (exact != 0u && inline_exact != 0u) {
         const ulp_u32 n = width * rows;
         double sum = 0.0;
         for (ulp_u32 base = 0; base < n; base += SSIM_CHUNK) {
@@ -445,4 +450,304 @@ KERNEL ssim_total(GLOBAL const double *terms, GLOBAL const double *partials, GLO
         if (lid == 0u)
             results[5u * e + 3u] = sum;
     }
+}
+
+/* ---------------------------------------------------------------------
+ * ssim_exact_totals, ssim_exact_summaries, ssim_exact_walk: for the
+ * entries ssim_total flagged (and did not add inline), libvmaf's
+ * sequential sum made in parallel: segment totals, each segment's
+ * estimated binade and its summary there, then one work item's walk over
+ * the segments (contracts and the argument: src/features/ssim/exact.rs,
+ * whose `model` is these three kernels in Rust). Records: SSIM_RECORD u32
+ * words a segment (exact.rs RECORD_WORDS).
+ * --------------------------------------------------------------------- */
+#define SSIM_SEGMENT 1024u
+#define SSIM_EXACT_WG 256u
+#define SSIM_PER_ITEM (SSIM_SEGMENT / SSIM_EXACT_WG)
+#define SSIM_RECORD 16u
+#define SSIM_NO_BINADE (-100000)
+#define SSIM_LOW ((ulp_i64)1 << 52)
+#define SSIM_HIGH ((ulp_i64)1 << 53)
+#define SSIM_LIMIT ((ulp_u64)1 << 40)
+
+FUNC ulp_u64 ssim_word64(GLOBAL const ulp_u32 *w, ulp_u32 at)
+{
+    return ((ulp_u64)w[at + 1u] << 32) | (ulp_u64)w[at];
+}
+
+FUNC void ssim_put64(GLOBAL ulp_u32 *w, ulp_u32 at, ulp_u64 v)
+{
+    w[at] = (ulp_u32)v;
+    w[at + 1u] = (ulp_u32)(v >> 32);
+}
+
+/* exact.rs decompose: the binade of a positive, finite, normal sum and its
+ * significand m (2^52 <= m < 2^53); binade SSIM_NO_BINADE for any other. */
+FUNC int ssim_decompose(double s, ulp_i64 *m)
+{
+    const ulp_u64 bits = ULP_F64_BITS(s);
+    const int biased = (int)((bits >> 52) & 0x7FFu);
+    if (!(s > 0.0) || biased == 0 || biased == 0x7FF)
+        return SSIM_NO_BINADE;
+    *m = (ulp_i64)((bits & (((ulp_u64)1 << 52) - 1u)) | ((ulp_u64)1 << 52));
+    return biased - 1023;
+}
+
+/* exact.rs compose: m * 2^(e - 52). */
+FUNC double ssim_compose(int e, ulp_i64 m)
+{
+    return ULP_F64_FROM(((ulp_u64)(e + 1023) << 52) | ((ulp_u64)m & (((ulp_u64)1 << 52) - 1u)));
+}
+
+/* exact.rs Summary, for an even (index 0) and an odd m at its start. */
+typedef struct {
+    int bad;
+    ulp_i64 d[2], lo[2], hi[2];
+} ssim_summary;
+
+FUNC ssim_summary ssim_empty(int bad)
+{
+    ssim_summary s;
+    s.bad = bad;
+    for (int p = 0; p < 2; p++) {
+        s.d[p] = 0;
+        s.lo[p] = SSIM_HIGH;
+        s.hi[p] = -SSIM_HIGH;
+    }
+    return s;
+}
+
+/* exact.rs Summary::then: a, then b. */
+FUNC ssim_summary ssim_then(ssim_summary a, ssim_summary b)
+{
+    ssim_summary o;
+    o.bad = a.bad | b.bad;
+    for (int p = 0; p < 2; p++) {
+        const ulp_i64 d = a.d[p];
+        const int q = (int)((p + d) & 1);
+        o.d[p] = d + b.d[q];
+        o.lo[p] = a.lo[p] < d + b.lo[q] ? a.lo[p] : d + b.lo[q];
+        o.hi[p] = a.hi[p] > d + b.hi[q] ? a.hi[p] : d + b.hi[q];
+    }
+    return o;
+}
+
+/* exact.rs increment then Summary::of: term t's move of m in binade e. */
+FUNC ssim_summary ssim_term(double t, int e)
+{
+    const ulp_u64 bits = ULP_F64_BITS(t);
+    const int biased = (int)((bits >> 52) & 0x7FFu);
+    if (biased == 0x7FF)
+        return ssim_empty(1);
+    const ulp_u64 fraction = bits & (((ulp_u64)1 << 52) - 1u);
+    const ulp_u64 man = biased == 0 ? fraction : (fraction | ((ulp_u64)1 << 52));
+    const int q = biased == 0 ? -1074 : biased - 1075;
+    ssim_summary s = ssim_empty(0);
+    if (man == 0u) {
+        for (int p = 0; p < 2; p++)
+            s.d[p] = s.lo[p] = s.hi[p] = 0;
+        return s;
+    }
+    const int d = q - e + 52;
+    ulp_u64 a;
+    int side; /* the fraction against one half: -1, 0 (a tie), 1 */
+    if (d >= 0) {
+        if (d > 10)
+            return ssim_empty(1);
+        a = man << d;
+        side = -1;
+    } else if (-d > 53) {
+        a = 0;
+        side = -1;
+    } else {
+        const ulp_u32 sh = (ulp_u32)(-d);
+        const ulp_u64 rem = man & (((ulp_u64)1 << sh) - 1u), mid = (ulp_u64)1 << (sh - 1u);
+        a = man >> sh;
+        side = rem < mid ? -1 : (rem == mid ? 0 : 1);
+    }
+    if (a >= SSIM_LIMIT)
+        return ssim_empty(1);
+    const ulp_i64 ai = (ulp_i64)a;
+    ulp_i64 base;
+    if ((bits >> 63) == 0u)
+        base = side > 0 ? ai + 1 : ai;
+    else
+        base = side < 0 ? -ai : -ai - 1;
+    for (int p = 0; p < 2; p++) {
+        /* A tie: the even one of m + base and m + base + 1. */
+        s.d[p] = base + (side == 0 ? ((p + base) & 1) : 0);
+        s.lo[p] = s.hi[p] = s.d[p];
+    }
+    return s;
+}
+
+/* Entry e's flag: ssim_total could not decide its mean. */
+FUNC int ssim_flagged(GLOBAL const double *results, ulp_u32 e)
+{
+    return results[5u * e + 4u] != 0.0;
+}
+
+/* Adds red[0 .. SSIM_EXACT_WG) into red[0] (a tree: the totals are
+ * estimates, any order will do). */
+FUNC void ssim_tree(LOCAL_PTR double *red, ulp_u32 lid)
+{
+    for (ulp_u32 stride = SSIM_EXACT_WG / 2u; stride > 0u; stride >>= 1) {
+        if (lid < stride)
+            red[lid] += red[lid + stride];
+        BARRIER();
+    }
+}
+
+KERNEL ssim_exact_totals(GLOBAL const double *terms, GLOBAL const ulp_u32 *entries, GLOBAL const double *results,
+                         GLOBAL ulp_u32 *records, ulp_u32 count, ulp_u32 groups)
+{
+    LOCAL double red[SSIM_EXACT_WG];
+    const ulp_u32 lid = LOCAL_ID(0);
+    for (ulp_u32 e = 0; e < count; e++) {
+        if (!ssim_flagged(results, e))
+            continue; /* uniform over the group */
+        const ulp_u32 terms_at = entries[SSIM_ENTRY * e], first = entries[SSIM_ENTRY * e + 5u];
+        const ulp_u32 n = entries[SSIM_ENTRY * e + 2u] * entries[SSIM_ENTRY * e + 3u];
+        const ulp_u32 segs = (n + SSIM_SEGMENT - 1u) / SSIM_SEGMENT;
+        for (ulp_u32 j = GROUP_ID(0); j < segs; j += groups) {
+            double s = 0.0;
+            for (ulp_u32 i = j * SSIM_SEGMENT + lid; i < n && i < (j + 1u) * SSIM_SEGMENT; i += SSIM_EXACT_WG)
+                s += terms[terms_at + i];
+            red[lid] = s;
+            BARRIER();
+            ssim_tree(red, lid);
+            if (lid == 0u)
+                ssim_put64(records, SSIM_RECORD * (first + j), ULP_F64_BITS(red[0]));
+            BARRIER();
+        }
+    }
+}
+
+KERNEL ssim_exact_summaries(GLOBAL const double *terms, GLOBAL const ulp_u32 *entries, GLOBAL const double *results,
+                            GLOBAL ulp_u32 *records, ulp_u32 count, ulp_u32 groups)
+{
+    LOCAL double red[SSIM_EXACT_WG];
+    LOCAL ssim_summary tree[SSIM_EXACT_WG];
+    LOCAL int binade;
+    const ulp_u32 lid = LOCAL_ID(0);
+    for (ulp_u32 e = 0; e < count; e++) {
+        if (!ssim_flagged(results, e))
+            continue; /* uniform over the group */
+        const ulp_u32 terms_at = entries[SSIM_ENTRY * e], first = entries[SSIM_ENTRY * e + 5u];
+        const ulp_u32 n = entries[SSIM_ENTRY * e + 2u] * entries[SSIM_ENTRY * e + 3u];
+        const ulp_u32 segs = (n + SSIM_SEGMENT - 1u) / SSIM_SEGMENT;
+        for (ulp_u32 j = GROUP_ID(0); j < segs; j += groups) {
+            /* The estimated binade at the segment's start: of the totals
+             * before it. */
+            double before = 0.0;
+            for (ulp_u32 i = lid; i < j; i += SSIM_EXACT_WG)
+                before += ULP_F64_FROM(ssim_word64(records, SSIM_RECORD * (first + i)));
+            red[lid] = before;
+            BARRIER();
+            ssim_tree(red, lid);
+            if (lid == 0u) {
+                ulp_i64 m;
+                binade = ssim_decompose(red[0], &m);
+            }
+            BARRIER();
+            const int be = binade;
+            /* This work item's 4 terms, then a tree (strides 1, 2, 4, ...). */
+            ssim_summary acc = ssim_empty(be == SSIM_NO_BINADE);
+            const ulp_u32 at = j * SSIM_SEGMENT + SSIM_PER_ITEM * lid;
+            for (ulp_u32 k = 0; k < SSIM_PER_ITEM; k++)
+                if (at + k < n && be != SSIM_NO_BINADE)
+                    acc = ssim_then(acc, ssim_term(terms[terms_at + at + k], be));
+            tree[lid] = acc;
+            BARRIER();
+            for (ulp_u32 stride = 1u; stride < SSIM_EXACT_WG; stride <<= 1) {
+                if (lid % (2u * stride) == 0u)
+                    tree[lid] = ssim_then(tree[lid], tree[lid + stride]);
+                BARRIER();
+            }
+            if (lid == 0u) {
+                const ssim_summary r = tree[0];
+                const ulp_u32 w = SSIM_RECORD * (first + j);
+                records[w + 2u] = (ulp_u32)be;
+                records[w + 3u] = (ulp_u32)r.bad;
+                for (int p = 0; p < 2; p++) {
+                    ssim_put64(records, w + 4u + 2u * (ulp_u32)p, (ulp_u64)r.d[p]);
+                    ssim_put64(records, w + 8u + 2u * (ulp_u32)p, (ulp_u64)r.lo[p]);
+                    ssim_put64(records, w + 12u + 2u * (ulp_u32)p, (ulp_u64)r.hi[p]);
+                }
+            }
+            BARRIER();
+        }
+    }
+}
+
+KERNEL ssim_exact_walk(GLOBAL const double *terms, GLOBAL const ulp_u32 *entries, GLOBAL double *results,
+                       GLOBAL const ulp_u32 *records, ulp_u32 count, ulp_u32 groups)
+{
+    LOCAL ssim_summary batch_sums[SSIM_EXACT_WG];
+    LOCAL int binades[SSIM_EXACT_WG];
+    LOCAL double chunk[SSIM_SEGMENT];
+    LOCAL ulp_u32 slow_at;
+    const ulp_u32 e = GROUP_ID(0), lid = LOCAL_ID(0);
+    (void)groups;
+    if (e >= count || !ssim_flagged(results, e))
+        return; /* uniform over the group */
+    const ulp_u32 terms_at = entries[SSIM_ENTRY * e], first = entries[SSIM_ENTRY * e + 5u];
+    const ulp_u32 n = entries[SSIM_ENTRY * e + 2u] * entries[SSIM_ENTRY * e + 3u];
+    const ulp_u32 segs = (n + SSIM_SEGMENT - 1u) / SSIM_SEGMENT;
+    double s = 0.0; /* the first work item's exact running sum */
+    for (ulp_u32 base = 0; base < segs; base += SSIM_EXACT_WG) {
+        const ulp_u32 batch = segs - base < SSIM_EXACT_WG ? segs - base : SSIM_EXACT_WG;
+        if (lid < batch) {
+            const ulp_u32 w = SSIM_RECORD * (first + base + lid);
+            ssim_summary r;
+            binades[lid] = (int)records[w + 2u];
+            r.bad = (int)records[w + 3u];
+            for (int p = 0; p < 2; p++) {
+                r.d[p] = (ulp_i64)ssim_word64(records, w + 4u + 2u * (ulp_u32)p);
+                r.lo[p] = (ulp_i64)ssim_word64(records, w + 8u + 2u * (ulp_u32)p);
+                r.hi[p] = (ulp_i64)ssim_word64(records, w + 12u + 2u * (ulp_u32)p);
+            }
+            batch_sums[lid] = r;
+        }
+        BARRIER();
+        ulp_u32 j = 0; /* the first work item's */
+        for (;;) {
+            if (lid == 0u) {
+                /* Whole segments while the sum is in a segment's estimated
+                 * binade and its prefixes keep m inside (exact.rs apply). */
+                while (j < batch) {
+                    ulp_i64 m = 0;
+                    const int se = ssim_decompose(s, &m);
+                    if (se == SSIM_NO_BINADE || se != binades[j] || batch_sums[j].bad)
+                        break;
+                    const int p = (int)(m & 1);
+                    if (!(m + batch_sums[j].lo[p] > SSIM_LOW && m + batch_sums[j].hi[p] < SSIM_HIGH))
+                        break;
+                    s = ssim_compose(se, m + batch_sums[j].d[p]);
+                    j++;
+                }
+                slow_at = j;
+            }
+            BARRIER();
+            const ulp_u32 js = slow_at;
+            if (js >= batch)
+                break; /* uniform over the group */
+            /* A slow segment: staged by the group, added in order by the
+             * first work item with libvmaf's addition. */
+            const ulp_u32 b = (base + js) * SSIM_SEGMENT;
+            const ulp_u32 cnt = n - b < SSIM_SEGMENT ? n - b : SSIM_SEGMENT;
+            for (ulp_u32 i = lid; i < cnt; i += SSIM_EXACT_WG)
+                chunk[i] = terms[terms_at + b + i];
+            BARRIER();
+            if (lid == 0u) {
+                for (ulp_u32 i = 0; i < cnt; i++)
+                    s = SSIM_DADD(s, chunk[i]);
+                j = js + 1u;
+            }
+            BARRIER(); /* chunk and slow_at are written again */
+        }
+        BARRIER(); /* the batch's records are loaded again */
+    }
+    if (lid == 0u)
+        results[5u * e + 3u] = s;
 }

@@ -3,19 +3,21 @@
 // sequential loop makes (contract: SSIM_TOTAL in src/features/ssim/gpu.rs;
 // the argument in src/features/ssim/sums.rs).
 //
-// Work group e handles metric entry e of the layout (5 uints: the offset of
+// Work group e handles metric entry e of the layout (6 uints: the offset of
 // its first term, of its first partial triple of ssim_vertical(_strips),
-// the map's width, its rows, and its count of partial triples). It adds
+// the map's width, its rows, its count of partial triples, and its first
+// record of the ssim_exact kernels). It adds
 // the partials' sums, magnitudes and weighted magnitudes (each thread its
 // partials in order, then a tree), and writes them
 // to results[5 e ..]: sum T, magnitudes A, weighted W. libvmaf's sequential
 // f64 sum S lies within E = 2^-53 (1.01 W + 1.01 (width + rows + 16) A) of
 // T; if every value in [T - 2E, T + 2E] gives the same float mean S / n,
 // that float is libvmaf's and results[5 e + 4] (the flag) is 0. Otherwise
-// (a mean within about 1e-10 of a float rounding boundary) the group adds
-// the terms one after the other in raster order, exactly as libvmaf does,
-// into results[5 e + 3], and the flag is 1. The host rechecks with E and
-// takes the float from T or from S.
+// (a mean within about 1e-10 of a float rounding boundary) the flag is 1
+// and, with inline_exact (CPU drivers), the group adds the terms one after
+// the other in raster order, exactly as libvmaf does, into results[5 e +
+// 3]; without it the ssim_exact kernels make that sum in parallel. The
+// host rechecks with E and takes the float from T or from S.
 layout(local_size_x = 256, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Terms { double terms[]; };
@@ -27,6 +29,8 @@ layout(push_constant) uniform Params {
     uint count;
     // Non-zero: the sequential sum for every entry (tests of the fallback).
     uint sequential;
+    // Non-zero: this kernel adds a flagged entry's terms itself.
+    uint inline_exact;
 } pc;
 
 shared double red[3 * 256];
@@ -61,11 +65,11 @@ void main() {
     if (e >= pc.count) {
         return; // uniform over the group
     }
-    uint terms_at = entries[5u * e];
-    uint parts_at = entries[5u * e + 1u];
-    uint width = entries[5u * e + 2u];
-    uint rows = entries[5u * e + 3u];
-    uint parts = entries[5u * e + 4u];
+    uint terms_at = entries[6u * e];
+    uint parts_at = entries[6u * e + 1u];
+    uint width = entries[6u * e + 2u];
+    uint rows = entries[6u * e + 3u];
+    uint parts = entries[6u * e + 4u];
     double s = double(0.0);
     double a = double(0.0);
     double w = double(0.0);
@@ -102,7 +106,7 @@ void main() {
         results[5u * e + 4u] = double(exact);
     }
     barrier();
-    if (exact != 0u) {
+    if (exact != 0u && pc.inline_exact != 0u) {
         // libvmaf's loop: sum += term, in raster order, one add at a time.
         // The group stages 1024 terms at a time; the first thread adds them.
         uint n = width * rows;

@@ -11,6 +11,7 @@ mod common;
 use std::path::Path;
 use std::sync::Arc;
 use ulpgate::backend::gpu::Gpu;
+use ulpgate::features::ssim::exact::{self, Exact};
 use ulpgate::features::ssim::gpu::{Shape, Totals};
 use ulpgate::features::ssim::{self, float_ssim, ms_ssim};
 use ulpgate::features::{Extractor, Options, run_extractor};
@@ -135,11 +136,73 @@ fn pictures_smaller_than_the_window_score_as_in_libvmaf() {
 fn the_sequential_totals_give_the_same_bits() {
     // The device's sequential sum (taken for a mean too close to a float
     // boundary to decide from the parallel sum) is libvmaf's own sum.
+    // Both ways of making it: one work item in ssim_total (CPU drivers),
+    // and exact.rs's parallel walk (GPUs).
     let fx = reference("testsrc2_200x184_8bit_420", "dist_blur", geometry(200, 184, 8, Chroma::Yuv420), 2);
-    assert_bit_identical("float_ssim", &fx, &lcs(), Totals::Sequential);
-    assert_bit_identical("float_ms_ssim", &fx, &lcs(), Totals::Sequential);
     let odd = synthetic(181, 177, 12, Chroma::Yuv422, 1);
-    assert_bit_identical("float_ms_ssim", &odd, &Options::new(), Totals::Sequential);
+    for exact in [Exact::Inline, Exact::Parallel] {
+        assert_bit_identical("float_ssim", &fx, &lcs(), Totals::Sequential(exact));
+        assert_bit_identical("float_ms_ssim", &fx, &lcs(), Totals::Sequential(exact));
+        assert_bit_identical("float_ms_ssim", &odd, &Options::new(), Totals::Sequential(exact));
+    }
+}
+
+/// exact.rs's three kernels on their own, on lavapipe and PoCL: for every
+/// flagged entry the sum is libvmaf's `sum += t`, bit for bit, on
+/// sequences that take every path of the walk (ties, binade edges, sums
+/// that fall below zero, non-finite terms); an entry ssim_total decided
+/// keeps what it had.
+#[test]
+fn the_exact_kernels_are_the_sequential_sum_on_lavapipe_and_pocl() {
+    use ulpgate::backend::gpu::Arg;
+    let mut seqs = exact::samples::all();
+    seqs.push(("decided (flag 0)", exact::samples::ssim_like(5000, 8, 0.3)));
+    let decided = seqs.len() - 1;
+    let (mut layout, mut terms, mut results, mut records) = (Vec::new(), Vec::new(), Vec::new(), 0);
+    for (k, (_, seq)) in seqs.iter().enumerate() {
+        // One row of the sequence's length; ssim_total's words 1 and 4 are
+        // not read.
+        layout.extend([(terms.len() / 8) as u32, 0, seq.len() as u32, 1, 0, records as u32]);
+        terms.extend(seq.iter().flat_map(|t| t.to_le_bytes()));
+        records += seq.len().div_ceil(exact::SEGMENT);
+        let flag = if k == decided { 0.0 } else { 1.0 };
+        results.extend([0.0, 0.0, 0.0, -7.0, flag].iter().flat_map(|v: &f64| v.to_le_bytes()));
+    }
+    let longest = seqs.iter().map(|(_, s)| s.len().div_ceil(exact::SEGMENT)).max().unwrap_or(1);
+    let groups = longest.min(exact::MAX_GROUPS) as u32;
+    let bytes = |words: &[u32]| words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+    for (backend, gpu) in common::software_gpus() {
+        let kernels = [&exact::SSIM_EXACT_TOTALS, &exact::SSIM_EXACT_SUMMARIES, &exact::SSIM_EXACT_WALK]
+            .map(|k| gpu.load_kernel(k).unwrap_or_else(|e| panic!("{backend}: {e:#}")));
+        let input = gpu.create_buffer(terms.len()).unwrap();
+        let entries = gpu.create_buffer(4 * layout.len()).unwrap();
+        let out = gpu.create_buffer(results.len()).unwrap();
+        let recs = gpu.create_buffer(4 * exact::RECORD_WORDS * records).unwrap();
+        let mut stream = gpu.create_stream().unwrap();
+        stream.upload(&input, 0, &terms).unwrap();
+        stream.upload(&entries, 0, &bytes(&layout)).unwrap();
+        stream.upload(&out, 0, &results).unwrap();
+        let args = [
+            Arg::Buffer(&input),
+            Arg::Buffer(&entries),
+            Arg::Buffer(&out),
+            Arg::Buffer(&recs),
+            Arg::U32(seqs.len() as u32),
+            Arg::U32(groups),
+        ];
+        stream.dispatch(&kernels[0], [groups, 1, 1], &args).unwrap();
+        stream.dispatch(&kernels[1], [groups, 1, 1], &args).unwrap();
+        stream.dispatch(&kernels[2], [seqs.len() as u32, 1, 1], &args).unwrap();
+        stream.download(&out, 0, results.len()).unwrap();
+        let got = stream.wait().unwrap_or_else(|e| panic!("{backend}: {e:#}")).remove(0);
+        for (k, (name, seq)) in seqs.iter().enumerate() {
+            let at = 40 * k + 24;
+            let g = f64::from_le_bytes(got[at..at + 8].try_into().unwrap());
+            let want = if k == decided { -7.0 } else { seq.iter().fold(0.0, |s, &t| s + t) };
+            let same = g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan());
+            assert!(same, "{name} on {backend}, {} terms: {g:e} vs {want:e}", seq.len());
+        }
+    }
 }
 
 #[test]

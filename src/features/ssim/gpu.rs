@@ -10,10 +10,13 @@
 //! Per frame and map: ssim_horizontal and ssim_vertical (or, on CPU
 //! drivers, ssim_vertical_strips), which also writes the terms' partial
 //! sums; per frame: ssim_convert, one ssim_decimate per level, one
-//! ssim_total for every metric of every map, and one download of 40 bytes
-//! per metric. Every buffer is allocated once per slot.
+//! ssim_total for every metric of every map, on GPUs the three kernels of
+//! `exact.rs` (which return at once unless a mean needs libvmaf's
+//! sequential sum), and one download of 40 bytes per metric. Every buffer
+//! is allocated once per slot.
 
 use super::core::{Sums, map_dims, mean};
+use super::exact::{self, Exact};
 use super::sums::{DeviceSum, resolve};
 use super::tables::{GAUSSIAN, constants};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
@@ -21,7 +24,7 @@ use crate::features::gpu::{GpuPipeline, planes_bytes, word_buffer};
 use crate::features::picture::scaler;
 use crate::fixture::Geometry;
 use crate::scores::Scores;
-use anyhow::{Result, ensure};
+use anyhow::{Result, bail, ensure};
 
 /// `ssim_convert` (kernels/ssim.cl, shaders/ssim_convert.comp): picture_copy
 /// of both lumas, `v * (1 / scaler)` (= `v / scaler`, the scaler being a
@@ -142,33 +145,62 @@ pub fn shape_for(device: &crate::backend::DeviceInfo, choice: Option<&std::ffi::
 }
 
 /// `ssim_total`: work group e takes entry e of the layout (its metric's
-/// first term, first partial triple, width, rows, count of partials), adds
-/// the partials (each work item its partials in order, then a tree) into
-/// sum T, magnitudes A and
+/// first term, first partial triple, width, rows, count of partials, and
+/// first record of `exact.rs`'s kernels), adds the partials (each work
+/// item its partials in order, then a tree) into sum T, magnitudes A and
 /// weighted W, and writes `results[5 e ..] = T, A, W, S, flag`: when the
-/// float mean is not the same for every sum within 4 x [`super::sums::
-/// error_bound`] of T (flag 1), S is the terms added one after the other in
-/// raster order, libvmaf's sum, staged 1024 at a time in local memory for
-/// the first work item; else S is 0 and the flag 0. Launch `[entries, 1,
-/// 1]`. Buffers: terms, partials, layout (5 u32 per entry), results (f64).
-/// Scalars: entries, and `sequential` (non-zero: make S and set the flag
-/// for every entry, whatever the check says; [`Totals::Sequential`]).
+/// float mean is not the same for every sum within 2 x [`super::sums::
+/// error_bound`] of T, the flag is 1 and, with `inline_exact`, S is the
+/// terms added one after the other in raster order, libvmaf's sum, staged
+/// 1024 at a time in local memory for the first work item ([`Exact::
+/// Inline`]; else `exact.rs`'s kernels write S); otherwise S is 0 and the
+/// flag 0. Launch `[entries, 1, 1]`. Buffers: terms, partials, layout (6
+/// u32 per entry), results (f64). Scalars: entries, `sequential` (non-zero:
+/// set the flag for every entry, whatever the check says;
+/// [`Totals::Sequential`]), `inline_exact`.
 pub static SSIM_TOTAL: KernelSpec =
-    KernelSpec { name: "ssim_total", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 2 };
+    KernelSpec { name: "ssim_total", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 3 };
+
+/// u32 words of an entry of `ssim_total`'s layout.
+const ENTRY_WORDS: usize = 6;
 
 /// How the totals reach libvmaf's sequential sums.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Totals {
     /// From the parallel sum where the error bound decides the float
-    /// mean, from the device's sequential sum elsewhere (what runs).
+    /// mean, from the device's sequential sum elsewhere, made the way
+    /// [`exact::exact_for`] picks for the device (what runs).
     Decide,
-    /// Always from the device's sequential sum (tests: the fallback path
-    /// gives the same bits).
-    Sequential,
+    /// Always from the device's sequential sum, made the given way (tests:
+    /// the fallback paths give the same bits).
+    Sequential(Exact),
+}
+
+/// Environment variable that makes every mean come from the device's
+/// sequential sum (`sequential`; unset or `decide`: only where the
+/// parallel sum cannot decide it): a diagnostic, which puts the fallback
+/// (inline or [`exact`]'s kernels, by [`exact::EXACT_VAR`] or the driver)
+/// under a gate run on any device.
+pub const TOTALS_VAR: &str = "ULPGATE_SSIM_TOTALS";
+
+/// `totals`, or with [`TOTALS_VAR`] set to `sequential` (`choice`) and
+/// `totals` [`Totals::Decide`], the sequential sums made the way `exact`
+/// is.
+fn forced_totals(totals: Totals, choice: Option<&std::ffi::OsStr>, exact: Exact) -> Result<Totals> {
+    match (totals, choice.map(|c| c.to_str())) {
+        (Totals::Decide, Some(Some("sequential"))) => Ok(Totals::Sequential(exact)),
+        (Totals::Decide, None | Some(Some("" | "decide"))) => Ok(Totals::Decide),
+        (Totals::Decide, Some(_)) => bail!(
+            "{TOTALS_VAR}={:?}: expected `sequential` (every mean from the device's sequential sum) or `decide`, \
+             or unset",
+            choice.unwrap_or_default()
+        ),
+        (totals, _) => Ok(totals),
+    }
 }
 
 /// Every kernel of the pipeline.
-pub static KERNELS: [&KernelSpec; 7] = [
+pub static KERNELS: [&KernelSpec; 10] = [
     &SSIM_CONVERT,
     &SSIM_DECIMATE,
     &SSIM_HORIZONTAL,
@@ -176,6 +208,9 @@ pub static KERNELS: [&KernelSpec; 7] = [
     &SSIM_VERTICAL_STRIPS,
     &SSIM_TOTAL,
     &SSIM_DECIMATE_STRIPS,
+    &exact::SSIM_EXACT_TOTALS,
+    &exact::SSIM_EXACT_SUMMARIES,
+    &exact::SSIM_EXACT_WALK,
 ];
 
 /// The metrics of a map, in the order the terms are laid out (`mask` bits).
@@ -219,6 +254,9 @@ struct MapLayout {
     count: usize,
     /// Index of its first metric among the total's entries.
     first_entry: usize,
+    /// Its first metric's first record of `exact.rs`'s kernels (each
+    /// metric has one a segment of its terms).
+    first_record: usize,
 }
 
 /// A slot's buffers.
@@ -233,6 +271,8 @@ pub struct Slot {
     partials: Buffer,
     entries: Buffer,
     results: Buffer,
+    /// `exact.rs`'s segment records ([`Exact::Parallel`]).
+    records: Option<Buffer>,
 }
 
 /// Turns one frame's means, per map `[l c s, l, c, s]` (those of its
@@ -257,6 +297,10 @@ pub struct SsimGpu {
     decimate_strips: Option<Kernel>,
     strip: usize,
     totals: Totals,
+    /// `exact.rs`'s three kernels, and the groups of the first two
+    /// ([`Exact::Parallel`]).
+    exact: Option<([Kernel; 3], usize)>,
+    records: usize,
     record: Record,
 }
 
@@ -288,7 +332,8 @@ impl SsimGpu {
         let strips = shape == Shape::Strips && plan.k == 9 && plan.factor == 2;
         let decimate_strips = if decimates && strips { Some(gpu.load_kernel(&SSIM_DECIMATE_STRIPS)?) } else { None };
         let decimate = if decimates && !strips { Some(gpu.load_kernel(&SSIM_DECIMATE)?) } else { None };
-        let (mut terms_len, mut partials_len, mut planes_len, mut entries) = (0, 0, 0, 0);
+        let (mut terms_len, mut partials_len, mut planes_len, mut entries, mut records) = (0, 0, 0, 0, 0);
+        let (mut most_segments, mut largest_map) = (0, 0);
         let mut maps = Vec::new();
         for (level, metrics) in &plan.maps {
             let (w, h) = plan.levels[*level];
@@ -311,8 +356,13 @@ impl SsimGpu {
                 partials_at: partials_len,
                 count,
                 first_entry: entries,
+                first_record: records,
             });
             if width > 0 {
+                let segments = (width * rows).div_ceil(exact::SEGMENT);
+                records += metrics.len() * segments;
+                most_segments = most_segments.max(segments);
+                largest_map = largest_map.max(width * rows);
                 terms_len += metrics.len() * width * rows;
                 partials_len += 3 * metrics.len() * count;
                 planes_len = planes_len.max(5 * width * h);
@@ -321,6 +371,26 @@ impl SsimGpu {
         }
         // The kernels index with 32-bit integers.
         ensure!(terms_len < u32::MAX as usize / 2, "a {geometry} frame is too large for the SSIM kernels");
+        exact::check_records(records)?;
+        let exact = match totals {
+            Totals::Sequential(exact) => exact,
+            Totals::Decide => {
+                let choice = std::env::var_os(exact::EXACT_VAR);
+                exact::exact_for(gpu.device(), choice.as_deref(), largest_map)?
+            }
+        };
+        let totals = forced_totals(totals, std::env::var_os(TOTALS_VAR).as_deref(), exact)?;
+        let exact = match exact {
+            Exact::Inline => None,
+            Exact::Parallel => Some((
+                [
+                    gpu.load_kernel(&exact::SSIM_EXACT_TOTALS)?,
+                    gpu.load_kernel(&exact::SSIM_EXACT_SUMMARIES)?,
+                    gpu.load_kernel(&exact::SSIM_EXACT_WALK)?,
+                ],
+                most_segments.clamp(1, exact::MAX_GROUPS),
+            )),
+        };
         Ok(SsimGpu {
             geometry: *geometry,
             plan,
@@ -334,6 +404,8 @@ impl SsimGpu {
             decimate_strips,
             strip,
             totals,
+            exact,
+            records,
             record,
         })
     }
@@ -359,7 +431,9 @@ impl GpuPipeline for SsimGpu {
             for k in 0..m.metrics.len() {
                 let terms_at = m.terms_at + k * m.width * m.rows;
                 let partials_at = m.partials_at + 3 * k * m.count;
-                layout.extend([terms_at as u32, partials_at as u32, m.width as u32, m.rows as u32, m.count as u32]);
+                let first_record = m.first_record + k * (m.width * m.rows).div_ceil(exact::SEGMENT);
+                let entry: [usize; ENTRY_WORDS] = [terms_at, partials_at, m.width, m.rows, m.count, first_record];
+                layout.extend(entry.map(|v| v as u32));
             }
         }
         let slot = Slot {
@@ -373,6 +447,10 @@ impl GpuPipeline for SsimGpu {
             partials: buffer(gpu, 8 * self.partials_len)?,
             entries: buffer(gpu, 4 * layout.len())?,
             results: buffer(gpu, 8 * 5 * self.entries)?,
+            records: match self.exact {
+                Some(_) => Some(buffer(gpu, 4 * exact::RECORD_WORDS * self.records)?),
+                None => None,
+            },
         };
         // The tables are uploaded once, from the CPU reference's own f32s.
         let mut stream = gpu.create_stream()?;
@@ -492,9 +570,23 @@ impl GpuPipeline for SsimGpu {
                     Arg::Buffer(&b.entries),
                     Arg::Buffer(&b.results),
                     Arg::U32(self.entries as u32),
-                    Arg::U32(u32::from(self.totals == Totals::Sequential)),
+                    Arg::U32(u32::from(matches!(self.totals, Totals::Sequential(_)))),
+                    Arg::U32(u32::from(self.exact.is_none())),
                 ],
             )?;
+            if let (Some(([totals, summaries, walk], groups)), Some(records)) = (&self.exact, &b.records) {
+                let args = [
+                    Arg::Buffer(&b.terms),
+                    Arg::Buffer(&b.entries),
+                    Arg::Buffer(&b.results),
+                    Arg::Buffer(records),
+                    Arg::U32(self.entries as u32),
+                    Arg::U32(*groups as u32),
+                ];
+                stream.dispatch(totals, [*groups as u32, 1, 1], &args)?;
+                stream.dispatch(summaries, [*groups as u32, 1, 1], &args)?;
+                stream.dispatch(walk, [self.entries as u32, 1, 1], &args)?;
+            }
             stream.download(&b.results, 0, 8 * 5 * self.entries)?;
         }
         Ok(())
@@ -524,7 +616,7 @@ impl GpuPipeline for SsimGpu {
                     };
                     match self.totals {
                         Totals::Decide => resolve(&d, m.width, m.rows)?,
-                        Totals::Sequential => {
+                        Totals::Sequential(_) => {
                             let s = d.sequential.ok_or_else(|| anyhow::anyhow!("no sequential sum"))?;
                             (s / (m.width * m.rows) as f64) as f32
                         }
@@ -534,5 +626,25 @@ impl GpuPipeline for SsimGpu {
             means.push(mean_of);
         }
         (self.record)(&means, index, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn the_totals_variable_forces_the_sequential_sums_or_says_what_it_takes() {
+        let decide = Totals::Decide;
+        assert_eq!(forced_totals(decide, None, Exact::Parallel).unwrap(), Totals::Decide);
+        assert_eq!(forced_totals(decide, Some(OsStr::new("decide")), Exact::Parallel).unwrap(), Totals::Decide);
+        let forced = forced_totals(decide, Some(OsStr::new("sequential")), Exact::Parallel).unwrap();
+        assert_eq!(forced, Totals::Sequential(Exact::Parallel));
+        // A test's own choice stands.
+        let inline = Totals::Sequential(Exact::Inline);
+        assert_eq!(forced_totals(inline, Some(OsStr::new("decide")), Exact::Parallel).unwrap(), inline);
+        let err = forced_totals(decide, Some(OsStr::new("seq")), Exact::Inline).unwrap_err().to_string();
+        assert!(err.contains("ULPGATE_SSIM_TOTALS=\"seq\"") && err.contains("`sequential`"), "{err}");
     }
 }

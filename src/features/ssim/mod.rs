@@ -6,6 +6,7 @@
 //! (`sums.rs` says how).
 
 pub mod core;
+pub mod exact;
 pub mod filter;
 pub mod float_ssim;
 pub mod gpu;
