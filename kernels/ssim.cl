@@ -117,6 +117,19 @@ KERNEL ssim_decimate(GLOBAL const float *src, GLOBAL float *dst, GLOBAL const fl
     const ulp_u32 base = z * width * height;
     const int cx = (int)(x * factor) - uc, cy = (int)(y * factor) - uc;
     double sum = 0.0;
+    if (kk == 9 && cx >= 0 && cy >= 0 && cx + 9 <= w && cy + 9 <= h) {
+        /* ms_ssim's 9x9 filter away from the edges, where mirroring is the
+         * identity: the same products and adds in the same order, with
+         * constant bounds and one row index a window row (the general loop
+         * below: 46 µs a dispatch on Vulkan, H100; this: 29). */
+        for (int v = 0; v < 9; v++) {
+            const ulp_u32 row = base + (ulp_u32)(cy + v) * width + (ulp_u32)cx;
+            for (int u = 0; u < 9; u++)
+                sum = SSIM_DADD(sum, (double)MUL_RN(src[row + (ulp_u32)u], taps[v * 9 + u]));
+        }
+        dst[z * out_width * out_height + y * out_width + x] = (float)sum;
+        return;
+    }
     for (int v = 0; v < kk; v++) {
         const ulp_u32 row = base + (ulp_u32)ssim_mirror(cy + v, h) * width;
         for (int u = 0; u < kk; u++)
