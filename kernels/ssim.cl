@@ -466,12 +466,12 @@ KERNEL ssim_total(GLOBAL const double *terms, GLOBAL const double *partials, GLO
 }
 
 /* ---------------------------------------------------------------------
- * ssim_exact_totals, ssim_exact_summaries, ssim_exact_walk: for the
+ * ssim_exact_segments (two phases) and ssim_exact_walk: for the
  * entries ssim_total flagged (and did not add inline), libvmaf's
  * sequential sum made in parallel: segment totals, each segment's
  * estimated binade and its summary there, then one work item's walk over
  * the segments (contracts and the argument: src/features/ssim/exact.rs,
- * whose `model` is these three kernels in Rust). Records: SSIM_RECORD u32
+ * whose `model` is these kernels in Rust). Records: SSIM_RECORD u32
  * words a segment (exact.rs RECORD_WORDS).
  * --------------------------------------------------------------------- */
 #define SSIM_SEGMENT 1024u
@@ -611,33 +611,12 @@ FUNC void ssim_tree(LOCAL_PTR double *red, ulp_u32 lid)
     }
 }
 
-KERNEL ssim_exact_totals(GLOBAL const double *terms, GLOBAL const ulp_u32 *entries, GLOBAL const double *results,
-                         GLOBAL ulp_u32 *records, ulp_u32 count, ulp_u32 groups)
-{
-    LOCAL double red[SSIM_EXACT_WG];
-    const ulp_u32 lid = LOCAL_ID(0);
-    for (ulp_u32 e = 0; e < count; e++) {
-        if (!ssim_flagged(results, e))
-            continue; /* uniform over the group */
-        const ulp_u32 terms_at = entries[SSIM_ENTRY * e], first = entries[SSIM_ENTRY * e + 5u];
-        const ulp_u32 n = entries[SSIM_ENTRY * e + 2u] * entries[SSIM_ENTRY * e + 3u];
-        const ulp_u32 segs = (n + SSIM_SEGMENT - 1u) / SSIM_SEGMENT;
-        for (ulp_u32 j = GROUP_ID(0); j < segs; j += groups) {
-            double s = 0.0;
-            for (ulp_u32 i = j * SSIM_SEGMENT + lid; i < n && i < (j + 1u) * SSIM_SEGMENT; i += SSIM_EXACT_WG)
-                s += terms[terms_at + i];
-            red[lid] = s;
-            BARRIER();
-            ssim_tree(red, lid);
-            if (lid == 0u)
-                ssim_put64(records, SSIM_RECORD * (first + j), ULP_F64_BITS(red[0]));
-            BARRIER();
-        }
-    }
-}
-
-KERNEL ssim_exact_summaries(GLOBAL const double *terms, GLOBAL const ulp_u32 *entries, GLOBAL const double *results,
-                            GLOBAL ulp_u32 *records, ulp_u32 count, ulp_u32 groups)
+/* Phase 0: every segment's total (an estimate, any order). Phase 1: its
+ * estimated binade (of the totals before it) and its summary there: this
+ * work item's 4 terms, then a tree (strides 1, 2, 4, ...). Work group g
+ * takes segments g, g + groups, ... of every flagged entry. */
+KERNEL ssim_exact_segments(GLOBAL const double *terms, GLOBAL const ulp_u32 *entries, GLOBAL const double *results,
+                           GLOBAL ulp_u32 *records, ulp_u32 count, ulp_u32 groups, ulp_u32 phase)
 {
     LOCAL double red[SSIM_EXACT_WG];
     LOCAL ssim_summary tree[SSIM_EXACT_WG];
@@ -650,21 +629,31 @@ KERNEL ssim_exact_summaries(GLOBAL const double *terms, GLOBAL const ulp_u32 *en
         const ulp_u32 n = entries[SSIM_ENTRY * e + 2u] * entries[SSIM_ENTRY * e + 3u];
         const ulp_u32 segs = (n + SSIM_SEGMENT - 1u) / SSIM_SEGMENT;
         for (ulp_u32 j = GROUP_ID(0); j < segs; j += groups) {
-            /* The estimated binade at the segment's start: of the totals
-             * before it. */
-            double before = 0.0;
-            for (ulp_u32 i = lid; i < j; i += SSIM_EXACT_WG)
-                before += ULP_F64_FROM(ssim_word64(records, SSIM_RECORD * (first + i)));
-            red[lid] = before;
+            const ulp_u32 w = SSIM_RECORD * (first + j);
+            /* Phase 0: the segment's terms; phase 1: the totals before it. */
+            double s = 0.0;
+            if (phase == 0u) {
+                for (ulp_u32 i = j * SSIM_SEGMENT + lid; i < n && i < (j + 1u) * SSIM_SEGMENT; i += SSIM_EXACT_WG)
+                    s += terms[terms_at + i];
+            } else {
+                for (ulp_u32 i = lid; i < j; i += SSIM_EXACT_WG)
+                    s += ULP_F64_FROM(ssim_word64(records, SSIM_RECORD * (first + i)));
+            }
+            red[lid] = s;
             BARRIER();
             ssim_tree(red, lid);
+            if (phase == 0u) {
+                if (lid == 0u)
+                    ssim_put64(records, w, ULP_F64_BITS(red[0]));
+                BARRIER();
+                continue; /* uniform over the group */
+            }
             if (lid == 0u) {
                 ulp_i64 m;
                 binade = ssim_decompose(red[0], &m);
             }
             BARRIER();
             const int be = binade;
-            /* This work item's 4 terms, then a tree (strides 1, 2, 4, ...). */
             ssim_summary acc = ssim_empty(be == SSIM_NO_BINADE);
             const ulp_u32 at = j * SSIM_SEGMENT + SSIM_PER_ITEM * lid;
             for (ulp_u32 k = 0; k < SSIM_PER_ITEM; k++)
@@ -679,7 +668,6 @@ KERNEL ssim_exact_summaries(GLOBAL const double *terms, GLOBAL const ulp_u32 *en
             }
             if (lid == 0u) {
                 const ssim_summary r = tree[0];
-                const ulp_u32 w = SSIM_RECORD * (first + j);
                 records[w + 2u] = (ulp_u32)be;
                 records[w + 3u] = (ulp_u32)r.bad;
                 for (int p = 0; p < 2; p++) {
@@ -694,14 +682,13 @@ KERNEL ssim_exact_summaries(GLOBAL const double *terms, GLOBAL const ulp_u32 *en
 }
 
 KERNEL ssim_exact_walk(GLOBAL const double *terms, GLOBAL const ulp_u32 *entries, GLOBAL double *results,
-                       GLOBAL const ulp_u32 *records, ulp_u32 count, ulp_u32 groups)
+                       GLOBAL const ulp_u32 *records, ulp_u32 count)
 {
     LOCAL ssim_summary batch_sums[SSIM_EXACT_WG];
     LOCAL int binades[SSIM_EXACT_WG];
     LOCAL double chunk[SSIM_SEGMENT];
     LOCAL ulp_u32 slow_at;
     const ulp_u32 e = GROUP_ID(0), lid = LOCAL_ID(0);
-    (void)groups;
     if (e >= count || !ssim_flagged(results, e))
         return; /* uniform over the group */
     const ulp_u32 terms_at = entries[SSIM_ENTRY * e], first = entries[SSIM_ENTRY * e + 5u];

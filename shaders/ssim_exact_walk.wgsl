@@ -1,7 +1,7 @@
 // ssim_exact_walk: step 3 of libvmaf's sequential sum made in parallel
 // for the metrics ssim_total could not decide (contract: SSIM_EXACT_WALK
-// in src/features/ssim/exact.rs; `model` there is the three ssim_exact
-// kernels in Rust). WGSL for its 64-bit integers.
+// in src/features/ssim/exact.rs; `model` there is ssim_exact_segments
+// and this kernel in Rust). WGSL for its 64-bit integers.
 //
 // Work group e, for a flagged entry: invocation 0 walks the segments with
 // the exact running sum from 0, each at once where the sum is in its
@@ -17,7 +17,6 @@
 
 struct Params {
     count: u32,
-    groups: u32,
 }
 var<immediate> pc: Params;
 
@@ -44,7 +43,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         return;
     }
     if lid == 0u {
-        flag = select(0u, 1u, results[10u * e + 9u] != 0u || results[10u * e + 8u] != 0u);
+        flag = select(0u, 1u, flagged(e));
     }
     if workgroupUniformLoad(&flag) == 0u {
         return;
@@ -101,8 +100,7 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
             let b = (base + js) * SEGMENT;
             let count = min(n - b, SEGMENT);
             for (var i = lid; i < count; i += WG) {
-                let at = 2u * (terms_at + b + i);
-                chunk[i] = bitcast<f64>((u64(terms[at + 1u]) << 32u) | u64(terms[at]));
+                chunk[i] = term_at(terms_at + b + i);
             }
             workgroupBarrier();
             if lid == 0u {

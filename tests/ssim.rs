@@ -147,7 +147,7 @@ fn the_sequential_totals_give_the_same_bits() {
     }
 }
 
-/// exact.rs's three kernels on their own, on lavapipe and PoCL: for every
+/// exact.rs's kernels on their own, on lavapipe and PoCL: for every
 /// flagged entry the sum is libvmaf's `sum += t`, bit for bit, on
 /// sequences that take every path of the walk (ties, binade edges, sums
 /// that fall below zero, non-finite terms); an entry ssim_total decided
@@ -172,7 +172,7 @@ fn the_exact_kernels_are_the_sequential_sum_on_lavapipe_and_pocl() {
     let groups = longest.min(exact::MAX_GROUPS) as u32;
     let bytes = |words: &[u32]| words.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
     for (backend, gpu) in common::software_gpus() {
-        let kernels = [&exact::SSIM_EXACT_TOTALS, &exact::SSIM_EXACT_SUMMARIES, &exact::SSIM_EXACT_WALK]
+        let [segments, walk] = [&exact::SSIM_EXACT_SEGMENTS, &exact::SSIM_EXACT_WALK]
             .map(|k| gpu.load_kernel(k).unwrap_or_else(|e| panic!("{backend}: {e:#}")));
         let input = gpu.create_buffer(terms.len()).unwrap();
         let entries = gpu.create_buffer(4 * layout.len()).unwrap();
@@ -182,17 +182,13 @@ fn the_exact_kernels_are_the_sequential_sum_on_lavapipe_and_pocl() {
         stream.upload(&input, 0, &terms).unwrap();
         stream.upload(&entries, 0, &bytes(&layout)).unwrap();
         stream.upload(&out, 0, &results).unwrap();
-        let args = [
-            Arg::Buffer(&input),
-            Arg::Buffer(&entries),
-            Arg::Buffer(&out),
-            Arg::Buffer(&recs),
-            Arg::U32(seqs.len() as u32),
-            Arg::U32(groups),
-        ];
-        stream.dispatch(&kernels[0], [groups, 1, 1], &args).unwrap();
-        stream.dispatch(&kernels[1], [groups, 1, 1], &args).unwrap();
-        stream.dispatch(&kernels[2], [seqs.len() as u32, 1, 1], &args).unwrap();
+        let buffers = [&input, &entries, &out, &recs].map(Arg::Buffer);
+        let count = Arg::U32(seqs.len() as u32);
+        for phase in 0..2 {
+            let args = [&buffers[..], &[count, Arg::U32(groups), Arg::U32(phase)]].concat();
+            stream.dispatch(&segments, [groups, 1, 1], &args).unwrap();
+        }
+        stream.dispatch(&walk, [seqs.len() as u32, 1, 1], &[&buffers[..], &[count]].concat()).unwrap();
         stream.download(&out, 0, results.len()).unwrap();
         let got = stream.wait().unwrap_or_else(|e| panic!("{backend}: {e:#}")).remove(0);
         for (k, (name, seq)) in seqs.iter().enumerate() {

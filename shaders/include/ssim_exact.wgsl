@@ -1,7 +1,8 @@
 // The arithmetic of the ssim_exact kernels (src/features/ssim/exact.rs,
 // whose Increment, Summary, decompose and compose these mirror): a
 // segment's moves of the running sum's integer significand m within one
-// binade. Reads no binding.
+// binade. Reads the kernels' `terms` (f64 as u32 pairs) and `results`
+// (ssim_total's f64s as u32 pairs).
 
 const SEGMENT: u32 = 1024u;
 const WG: u32 = 256u;
@@ -115,4 +116,15 @@ fn decompose(s: f64) -> Decomposed {
 // m * 2^(e - 52).
 fn compose(e: i32, m: i64) -> f64 {
     return bitcast<f64>((u64(e + 1023) << 52u) | (u64(m) & FRACTION));
+}
+
+// Term `at` of the terms buffer.
+fn term_at(at: u32) -> f64 {
+    return bitcast<f64>((u64(terms[2u * at + 1u]) << 32u) | u64(terms[2u * at]));
+}
+
+// Entry e's flag (results[5 e + 4], a double): 1.0 where ssim_total could
+// not decide the mean.
+fn flagged(e: u32) -> bool {
+    return results[10u * e + 9u] != 0u || results[10u * e + 8u] != 0u;
 }

@@ -526,17 +526,7 @@ mod tests {
 
     #[test]
     fn cpu_drivers_run_the_row_walker_and_gpus_the_row_groups() {
-        let device = |device_type: Option<&str>| DeviceInfo {
-            backend: "vulkan".into(),
-            kind: crate::backend::DeviceKind::Gpu,
-            arch_id: "vulkan:0x10de:0x2335".into(),
-            name: "d".into(),
-            driver: None,
-            driver_version: None,
-            api_version: None,
-            device_type: device_type.map(Into::into),
-            pci_bus_id: None,
-        };
+        let device = crate::features::gpu::device_of_type;
         let (cpu, gpu, unknown) = (device(Some("cpu")), device(Some("discrete-gpu")), device(None));
         let pick = |d: &DeviceInfo, v: Option<&str>| kernel_for(d, v.map(OsStr::new)).map(|s| s.name);
         assert_eq!(pick(&cpu, None).unwrap(), "ansnr_filter_rows");

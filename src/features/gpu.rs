@@ -421,6 +421,23 @@ pub fn shape_for_driver<T: Copy>(
     }
 }
 
+/// A GPU-API device of `device_type` (`None`: the driver gave none), for
+/// the tests of the choices [`shape_for_driver`] makes.
+#[cfg(test)]
+pub fn device_of_type(device_type: Option<&str>) -> crate::backend::DeviceInfo {
+    crate::backend::DeviceInfo {
+        backend: "vulkan".into(),
+        kind: crate::backend::DeviceKind::Gpu,
+        arch_id: "vulkan:0x10de:0x2335".into(),
+        name: "d".into(),
+        driver: None,
+        driver_version: None,
+        api_version: None,
+        device_type: device_type.map(Into::into),
+        pci_bus_id: None,
+    }
+}
+
 /// A buffer for `bytes`, rounded up to whole 32-bit words (kernels read
 /// samples through 32-bit words in the GLSL dialect).
 pub fn word_buffer(gpu: &dyn Gpu, bytes: usize) -> Result<Buffer> {

@@ -509,17 +509,7 @@ mod tests {
 
     #[test]
     fn cpu_drivers_walk_rows_and_gpus_blur_planes() {
-        let device = |device_type: Option<&str>| DeviceInfo {
-            backend: "vulkan".into(),
-            kind: crate::backend::DeviceKind::Gpu,
-            arch_id: "vulkan:0x10de:0x2335".into(),
-            name: "d".into(),
-            driver: None,
-            driver_version: None,
-            api_version: None,
-            device_type: device_type.map(Into::into),
-            pci_bus_id: None,
-        };
+        let device = crate::features::gpu::device_of_type;
         let (cpu, gpu, unknown) = (device(Some("cpu")), device(Some("discrete-gpu")), device(None));
         let pick = |d: &DeviceInfo, v: Option<&str>| float_shape_for(d, v.map(OsStr::new));
         assert_eq!(pick(&cpu, None).unwrap(), FloatShape::Rows);

@@ -26,10 +26,11 @@
 //! term) the walk adds the segment's terms one by one with the real
 //! addition.
 //!
-//! **How.** Three kernels after `ssim_total`, each doing nothing for the
+//! **How.** Three dispatches after `ssim_total`, each doing nothing for the
 //! metrics `ssim_total` decided (its flag 0):
-//! 1. [`SSIM_EXACT_TOTALS`]: every segment's total (any order: an estimate);
-//! 2. [`SSIM_EXACT_SUMMARIES`]: every segment's estimated binade at its
+//! 1. [`SSIM_EXACT_SEGMENTS`], phase 0: every segment's total (any order:
+//!    an estimate);
+//! 2. [`SSIM_EXACT_SEGMENTS`], phase 1: every segment's estimated binade at its
 //!    start (the totals before it) and its [`Summary`] in that binade: each
 //!    work item 4 contiguous terms, composed by a tree ([`Summary::then`]
 //!    is associative, and exact: integers below 2^51);
@@ -38,7 +39,7 @@
 //!    a slow segment's terms in local memory.
 //!
 //! The estimates only decide how fast a segment goes, never the sum.
-//! [`model`] is the three kernels in Rust, held to the plain loop by the
+//! [`model`] is the three steps in Rust, held to the plain loop by the
 //! tests.
 
 use crate::backend::gpu::KernelSpec;
@@ -48,7 +49,7 @@ use anyhow::{Result, bail};
 /// WGSL kernels: the staging of a slow segment in local memory).
 pub const SEGMENT: usize = 1024;
 
-/// Work items per group of the three kernels; each summarises
+/// Work items per group of both kernels; each summarises
 /// `SEGMENT / WG` terms.
 pub const WG: usize = 256;
 
@@ -70,37 +71,31 @@ const HIGH: i64 = 1 << 53;
 /// (a segment's Δ then stays below 2^50, exact in any i64 sum).
 const LIMIT: u64 = 1 << 40;
 
-/// The segments of the work groups of [`SSIM_EXACT_TOTALS`] and
-/// [`SSIM_EXACT_SUMMARIES`] at most: they loop over the rest, so a frame
-/// with nothing to add costs a few hundred empty groups, not thousands.
+/// The work groups of [`SSIM_EXACT_SEGMENTS`] at most: they loop over the
+/// rest, so a frame with nothing to add costs a few hundred empty groups,
+/// not thousands.
 pub const MAX_GROUPS: usize = 512;
 
-/// `ssim_exact_totals`: for every entry e of ssim_total's layout whose flag
-/// (`results[5 e + 4]`) is set and whose sequential sum the walk makes,
-/// work group g takes segments g, g + groups, ... of its terms: their sum
-/// in any order, into the record's words 0-1. Launch `[groups, 1, 1]`.
-/// Buffers: terms (f64), layout (6 u32 per entry: ssim_total's five, then
-/// the entry's first record), results (f64, ssim_total's), records
-/// ([`RECORD_WORDS`] u32 per segment). Scalars: entries, groups.
-pub static SSIM_EXACT_TOTALS: KernelSpec =
-    KernelSpec { name: "ssim_exact_totals", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 2 };
-
-/// `ssim_exact_summaries`: for the same entries and segments as
-/// [`SSIM_EXACT_TOTALS`], the segment's estimated binade (that of the sum
-/// of the totals before it, in any order; [`NO_BINADE`] where that is not
-/// positive, finite and normal) and its [`Summary`] in it, into words
-/// 2-15. Launch, buffers and scalars as [`SSIM_EXACT_TOTALS`].
-pub static SSIM_EXACT_SUMMARIES: KernelSpec =
-    KernelSpec { name: "ssim_exact_summaries", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 2 };
+/// `ssim_exact_segments`: for every entry e of ssim_total's layout whose
+/// flag (`results[5 e + 4]`) is set, work group g takes segments g, g +
+/// groups, ... of its terms. Phase 0: the segment's total, in any order,
+/// into its record's words 0-1. Phase 1: its estimated binade (that of the
+/// sum of the totals before it, in any order; [`NO_BINADE`] where that is
+/// not positive, finite and normal) and its [`Summary`] in it, into words
+/// 2-15. Launch `[groups, 1, 1]`, phase 0 then 1. Buffers: terms (f64),
+/// layout (6 u32 per entry: ssim_total's five, then the entry's first
+/// record), results (f64, ssim_total's), records ([`RECORD_WORDS`] u32 per
+/// segment). Scalars: entries, groups, phase.
+pub static SSIM_EXACT_SEGMENTS: KernelSpec =
+    KernelSpec { name: "ssim_exact_segments", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 3 };
 
 /// `ssim_exact_walk`: work group e, for a flagged entry, walks its
 /// segments (records staged 256 at a time in local memory) with the exact
 /// running sum from 0 as [`model`] does, and writes it to `results[5 e +
-/// 3]`. Launch `[entries, 1, 1]`. Buffers as [`SSIM_EXACT_TOTALS`];
-/// scalars: entries, and a second one unused (the same arguments as the
-/// other two).
+/// 3]`. Launch `[entries, 1, 1]`. Buffers as [`SSIM_EXACT_SEGMENTS`];
+/// scalar: entries.
 pub static SSIM_EXACT_WALK: KernelSpec =
-    KernelSpec { name: "ssim_exact_walk", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 2 };
+    KernelSpec { name: "ssim_exact_walk", family: "ssim", workgroup: [256, 1, 1], buffers: 4, scalars: 1 };
 
 /// Where a mean's sequential sum is made when the parallel sum cannot
 /// decide it.
@@ -110,7 +105,7 @@ pub enum Exact {
     /// CPU drivers' way (on two cores the parallel walk does more work for
     /// nothing, and each kernel a process loads is an LLVM compile).
     Inline,
-    /// By the three kernels of this module: the GPUs' way.
+    /// By this module's kernels: the GPUs' way.
     Parallel,
 }
 
@@ -300,7 +295,7 @@ pub fn binade_of(before: f64) -> i32 {
     decompose(before).map_or(NO_BINADE, |(e, _)| e)
 }
 
-/// The three kernels in Rust: libvmaf's `sum += t` over `terms` from 0,
+/// The kernels' three steps in Rust: libvmaf's `sum += t` over `terms` from 0,
 /// and how many segments took the slow path.
 pub fn model_counting(terms: &[f64]) -> (f64, usize) {
     let segments: Vec<&[f64]> = terms.chunks(SEGMENT).collect();
@@ -541,20 +536,9 @@ mod tests {
 
     #[test]
     fn gpus_walk_large_maps_in_parallel_and_cpu_drivers_inline() {
-        use crate::backend::DeviceInfo;
+        use crate::features::gpu::device_of_type;
         use std::ffi::OsStr;
-        let device = |device_type: &str| DeviceInfo {
-            backend: "vulkan".into(),
-            kind: crate::backend::DeviceKind::Gpu,
-            arch_id: "vulkan:0x10de:0x2335".into(),
-            name: "d".into(),
-            driver: None,
-            driver_version: None,
-            api_version: None,
-            device_type: Some(device_type.into()),
-            pci_bus_id: None,
-        };
-        let (cpu, gpu) = (device("cpu"), device("discrete-gpu"));
+        let (cpu, gpu) = (device_of_type(Some("cpu")), device_of_type(Some("discrete-gpu")));
         let large = 1910 * 1070;
         assert_eq!(exact_for(&gpu, None, large).unwrap(), Exact::Parallel);
         assert_eq!(exact_for(&gpu, None, PARALLEL_FROM - 1).unwrap(), Exact::Inline);

@@ -10,7 +10,7 @@
 //! Per frame and map: ssim_horizontal and ssim_vertical (or, on CPU
 //! drivers, ssim_vertical_strips), which also writes the terms' partial
 //! sums; per frame: ssim_convert, one ssim_decimate per level, one
-//! ssim_total for every metric of every map, on GPUs the three kernels of
+//! ssim_total for every metric of every map, on GPUs the three dispatches of
 //! `exact.rs` (which return at once unless a mean needs libvmaf's
 //! sequential sum), and one download of 40 bytes per metric. Every buffer
 //! is allocated once per slot.
@@ -200,7 +200,7 @@ fn forced_totals(totals: Totals, choice: Option<&std::ffi::OsStr>, exact: Exact)
 }
 
 /// Every kernel of the pipeline.
-pub static KERNELS: [&KernelSpec; 10] = [
+pub static KERNELS: [&KernelSpec; 9] = [
     &SSIM_CONVERT,
     &SSIM_DECIMATE,
     &SSIM_HORIZONTAL,
@@ -208,8 +208,7 @@ pub static KERNELS: [&KernelSpec; 10] = [
     &SSIM_VERTICAL_STRIPS,
     &SSIM_TOTAL,
     &SSIM_DECIMATE_STRIPS,
-    &exact::SSIM_EXACT_TOTALS,
-    &exact::SSIM_EXACT_SUMMARIES,
+    &exact::SSIM_EXACT_SEGMENTS,
     &exact::SSIM_EXACT_WALK,
 ];
 
@@ -297,9 +296,9 @@ pub struct SsimGpu {
     decimate_strips: Option<Kernel>,
     strip: usize,
     totals: Totals,
-    /// `exact.rs`'s three kernels, and the groups of the first two
+    /// `exact.rs`'s kernels (segments, walk), and the groups of the first
     /// ([`Exact::Parallel`]).
-    exact: Option<([Kernel; 3], usize)>,
+    exact: Option<([Kernel; 2], usize)>,
     records: usize,
     record: Record,
 }
@@ -383,11 +382,7 @@ impl SsimGpu {
         let exact = match exact {
             Exact::Inline => None,
             Exact::Parallel => Some((
-                [
-                    gpu.load_kernel(&exact::SSIM_EXACT_TOTALS)?,
-                    gpu.load_kernel(&exact::SSIM_EXACT_SUMMARIES)?,
-                    gpu.load_kernel(&exact::SSIM_EXACT_WALK)?,
-                ],
+                [gpu.load_kernel(&exact::SSIM_EXACT_SEGMENTS)?, gpu.load_kernel(&exact::SSIM_EXACT_WALK)?],
                 most_segments.clamp(1, exact::MAX_GROUPS),
             )),
         };
@@ -574,18 +569,14 @@ impl GpuPipeline for SsimGpu {
                     Arg::U32(u32::from(self.exact.is_none())),
                 ],
             )?;
-            if let (Some(([totals, summaries, walk], groups)), Some(records)) = (&self.exact, &b.records) {
-                let args = [
-                    Arg::Buffer(&b.terms),
-                    Arg::Buffer(&b.entries),
-                    Arg::Buffer(&b.results),
-                    Arg::Buffer(records),
-                    Arg::U32(self.entries as u32),
-                    Arg::U32(*groups as u32),
-                ];
-                stream.dispatch(totals, [*groups as u32, 1, 1], &args)?;
-                stream.dispatch(summaries, [*groups as u32, 1, 1], &args)?;
-                stream.dispatch(walk, [self.entries as u32, 1, 1], &args)?;
+            if let (Some(([segments, walk], groups)), Some(records)) = (&self.exact, &b.records) {
+                let buffers = [&b.terms, &b.entries, &b.results, records].map(Arg::Buffer);
+                let entries = Arg::U32(self.entries as u32);
+                for phase in 0..2 {
+                    let args = [&buffers[..], &[entries, Arg::U32(*groups as u32), Arg::U32(phase)]].concat();
+                    stream.dispatch(segments, [*groups as u32, 1, 1], &args)?;
+                }
+                stream.dispatch(walk, [self.entries as u32, 1, 1], &[&buffers[..], &[entries]].concat())?;
             }
             stream.download(&b.results, 0, 8 * 5 * self.entries)?;
         }

@@ -1,13 +1,16 @@
-// ssim_exact_summaries: step 2 of libvmaf's sequential sum made in
+// ssim_exact_segments: steps 1 and 2 of libvmaf's sequential sum made in
 // parallel for the metrics ssim_total could not decide (contract:
-// SSIM_EXACT_SUMMARIES in src/features/ssim/exact.rs; `model` there is the
-// three ssim_exact kernels in Rust). WGSL for its 64-bit integers.
+// SSIM_EXACT_SEGMENTS in src/features/ssim/exact.rs; `model` there is
+// this kernel's two phases and ssim_exact_walk in Rust). WGSL for its
+// 64-bit integers (shaders/README.md).
 //
-// Work group g takes segments g, g + groups, ... of every flagged entry:
-// the estimated binade at the segment's start (of the totals before it,
-// in any order), then the segment's Summary in it: each invocation its 4
-// contiguous terms, composed by a tree (strides 1, 2, 4, ...; exact and
-// associative), into the records' words 2-15.
+// Work group g takes segments g, g + groups, ... of every flagged entry.
+// Phase 0: the segment's total (strided partial sums, then a tree: only an
+// estimate), into its record's words 0-1. Phase 1: the estimated binade at
+// the segment's start (of the totals before it, in any order), then the
+// segment's Summary in it: each invocation its 4 contiguous terms,
+// composed by a tree (strides 1, 2, 4, ...; exact and associative), into
+// words 2-15.
 
 @group(0) @binding(0) var<storage, read> terms: array<u32>;
 @group(0) @binding(1) var<storage, read> entries: array<u32>;
@@ -17,6 +20,7 @@
 struct Params {
     count: u32,
     groups: u32,
+    phase: u32,
 }
 var<immediate> pc: Params;
 
@@ -26,10 +30,6 @@ var<workgroup> red: array<f64, 256>;
 var<workgroup> tree: array<Summary, 256>;
 var<workgroup> binade: i32;
 
-fn term_at(at: u32) -> f64 {
-    return bitcast<f64>((u64(terms[2u * at + 1u]) << 32u) | u64(terms[2u * at]));
-}
-
 fn record64(at: u32) -> u64 {
     return (u64(records[at + 1u]) << 32u) | u64(records[at]);
 }
@@ -37,10 +37,6 @@ fn record64(at: u32) -> u64 {
 fn put64(at: u32, v: u64) {
     records[at] = u32(v & 0xFFFFFFFFlu);
     records[at + 1u] = u32(v >> 32u);
-}
-
-fn flagged(e: u32) -> bool {
-    return results[10u * e + 9u] != 0u || results[10u * e + 8u] != 0u;
 }
 
 @compute @workgroup_size(256, 1, 1)
@@ -55,17 +51,33 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
         let first = entries[ENTRY * e + 5u];
         let segs = (n + SEGMENT - 1u) / SEGMENT;
         for (var j = group.x; j < segs; j += pc.groups) {
-            var before = 0.0lf;
-            for (var i = lid; i < j; i += WG) {
-                before = before + bitcast<f64>(record64(RECORD * (first + i)));
+            let w = RECORD * (first + j);
+            // Phase 0: the segment's terms; phase 1: the totals before it.
+            var s = 0.0lf;
+            if pc.phase == 0u {
+                let end = min(n, (j + 1u) * SEGMENT);
+                for (var i = j * SEGMENT + lid; i < end; i += WG) {
+                    s = s + term_at(terms_at + i);
+                }
+            } else {
+                for (var i = lid; i < j; i += WG) {
+                    s = s + bitcast<f64>(record64(RECORD * (first + i)));
+                }
             }
-            red[lid] = before;
+            red[lid] = s;
             workgroupBarrier();
             for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
                 if lid < stride {
                     red[lid] = red[lid] + red[lid + stride];
                 }
                 workgroupBarrier();
+            }
+            if pc.phase == 0u {
+                if lid == 0u {
+                    put64(w, bitcast<u64>(red[0]));
+                }
+                workgroupBarrier();
+                continue;
             }
             if lid == 0u {
                 binade = decompose(red[0]).e;
@@ -90,7 +102,6 @@ fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) l
             }
             if lid == 0u {
                 let r = tree[0];
-                let w = RECORD * (first + j);
                 records[w + 2u] = bitcast<u32>(be);
                 records[w + 3u] = r.bad;
                 put64(w + 4u, bitcast<u64>(r.d0));
