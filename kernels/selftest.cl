@@ -2,7 +2,9 @@
  * selftest family: the 64-bit integer operations the integer kernels (VIF,
  * ADM) are built from, so a test can hold each dialect to Rust's u64/i64
  * arithmetic (contract: SELFTEST_INT64 in src/backend/selftest.rs; the
- * Vulkan dialect is shaders/selftest_int64.wgsl).
+ * Vulkan dialect is shaders/selftest_int64.wgsl); and floats widened to
+ * doubles and multiplied, held to Rust's exact conversion and product
+ * (SELFTEST_WIDEN; shaders/selftest_widen.wgsl).
  */
 #include "ulp.h"
 
@@ -22,4 +24,18 @@ KERNEL selftest_int64(GLOBAL const ulp_u32 *a, GLOBAL const ulp_i32 *b, GLOBAL u
     out[4 * i + 2] = (ulp_u32)(ulp_u64)rounded;
     out[4 * i + 3] = (ulp_u32)((ulp_u64)rounded >> 32);
     zeros[i] = ULP_CLZ64(square);
+}
+
+KERNEL selftest_widen(GLOBAL const ulp_u32 *a, GLOBAL const ulp_u32 *b, GLOBAL ulp_u32 *out, ulp_u32 n)
+{
+    const ulp_u32 i = GLOBAL_ID(0);
+    if (i >= n)
+        return;
+    const double x = (double)ULP_F32_FROM(a[i]);
+    const ulp_u64 xb = ULP_F64_BITS(x);
+    const ulp_u64 pb = ULP_F64_BITS(x * (double)ULP_F32_FROM(b[i]));
+    out[4 * i] = (ulp_u32)xb;
+    out[4 * i + 1] = (ulp_u32)(xb >> 32);
+    out[4 * i + 2] = (ulp_u32)pb;
+    out[4 * i + 3] = (ulp_u32)(pb >> 32);
 }

@@ -1,8 +1,8 @@
 //! The kernel dialects themselves, before any feature: every CUDA/OpenCL
 //! family compiles with NVRTC (no GPU needed; `scripts/test.sh` installs
 //! NVRTC from PyPI), and 64-bit integer arithmetic — what the integer
-//! features' kernels are built from — equals Rust's on lavapipe (WGSL
-//! dialect) and PoCL (C dialect).
+//! features' kernels are built from — and floats widened to doubles equal
+//! Rust's on lavapipe (WGSL dialect) and PoCL (C dialect).
 
 mod common;
 
@@ -34,6 +34,15 @@ fn int64_arithmetic_equals_rusts_on_lavapipe_and_pocl() {
         for shift in [1, 14, 16, 31, 32] {
             selftest::check_int64(gpu.as_ref(), shift).unwrap_or_else(|e| panic!("{backend}: {e:#}"));
         }
+    }
+}
+
+/// Floats widened to doubles (WGSL's `widen()`, the C casts) and their
+/// products: Rust's bits on lavapipe and PoCL, subnormals included.
+#[test]
+fn widened_floats_and_their_products_equal_rusts_on_lavapipe_and_pocl() {
+    for (backend, gpu) in common::software_gpus() {
+        selftest::check_widen(gpu.as_ref()).unwrap_or_else(|e| panic!("{backend}: {e:#}"));
     }
 }
 

@@ -3,7 +3,12 @@
 //! own u64/i64 arithmetic. The Vulkan dialect of 64-bit kernels is WGSL
 //! (shaders/README.md says why), CUDA and OpenCL share one C body; this
 //! proves each one multiplies, shifts and counts leading zeros the way the
-//! CPU reference does before any feature depends on it.
+//! CPU reference does before any feature depends on it. And floats widened
+//! to doubles and multiplied (`selftest_widen`): WGSL's `widen()`
+//! (shaders/include/widen.wgsl) and the C dialect's casts, subnormals
+//! included, which a driver that flushes them in a conversion gets wrong
+//! (NVIDIA's Vulkan driver does: `f64(v)` of 1e-45 is 0 there, which is
+//! why `widen()` assembles the double from the float's bits).
 
 use super::gpu::{Arg, Gpu, KernelSpec, groups_for};
 use crate::features::gpu::words;
@@ -76,6 +81,95 @@ pub fn check_int64(gpu: &dyn Gpu, shift: u32) -> Result<()> {
     Ok(())
 }
 
+/// `selftest_widen` (kernels/selftest.cl, shaders/selftest_widen.wgsl):
+/// work item `i < n` reads `a[i]` and `b[i]` (f32 bits) and writes
+/// `out[4i..4i+2]` = `a` widened to f64 (bits, lo then hi) and
+/// `out[4i+2..4i+4]` = that times `b` widened (a product of two floats is
+/// exact in double). Buffers: a, b, out. Scalars: n.
+pub static SELFTEST_WIDEN: KernelSpec =
+    KernelSpec { name: "selftest_widen", family: "selftest", workgroup: [64, 1, 1], buffers: 3, scalars: 1 };
+
+/// Float pairs for [`check_widen`]: subnormals (the smallest, the largest,
+/// both signs, times each other and times normals), zeros, the extremes of
+/// the normal range, infinities times finite values, and pseudo-random
+/// floats over the whole exponent range.
+pub fn widen_inputs() -> Vec<(u32, u32)> {
+    let mut out = vec![
+        (0x0000_0001, 0x3f80_0000),
+        (0x007f_ffff, 0x4b00_0000),
+        (0x8000_0001, 0x0000_0001),
+        (0x8040_0000, 0xc2f6_e979),
+        (0x0000_0000, 0x8000_0000),
+        (0x0080_0000, 0x7f7f_ffff),
+        (0x7f7f_ffff, 0x7f7f_ffff),
+        (0x7f80_0000, 0x3f00_0000),
+        (0xff80_0000, 0x0000_0003),
+    ];
+    let mut s: u32 = 0x9e37_79b9;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    };
+    for k in 0..503 {
+        let a = next();
+        let b = next();
+        // Every third pair a subnormal (exponent field 0), the others any
+        // finite float.
+        let finite = |x: u32| if x & 0x7f80_0000 == 0x7f80_0000 { x & 0xbfff_ffff } else { x };
+        let a = if k % 3 == 0 { a & 0x807f_ffff } else { finite(a) };
+        out.push((a, finite(b)));
+    }
+    out
+}
+
+/// What the kernel must compute: the exact double of `a` and the exact
+/// product of the doubles of `a` and `b`, as bits.
+pub fn widened(a: u32, b: u32) -> (u64, u64) {
+    let x = f64::from(f32::from_bits(a));
+    (x.to_bits(), (x * f64::from(f32::from_bits(b))).to_bits())
+}
+
+/// Runs [`SELFTEST_WIDEN`] on `gpu` on [`widen_inputs`] and compares every
+/// result with [`widened`]; the error names the first pair that differs
+/// and how many did.
+pub fn check_widen(gpu: &dyn Gpu) -> Result<()> {
+    let cases = widen_inputs();
+    let kernel = gpu.load_kernel(&SELFTEST_WIDEN)?;
+    let n = cases.len();
+    let a: Vec<u8> = cases.iter().flat_map(|c| c.0.to_le_bytes()).collect();
+    let b: Vec<u8> = cases.iter().flat_map(|c| c.1.to_le_bytes()).collect();
+    let (ab, bb, out) = (gpu.create_buffer(4 * n)?, gpu.create_buffer(4 * n)?, gpu.create_buffer(16 * n)?);
+    let mut stream = gpu.create_stream()?;
+    stream.upload(&ab, 0, &a)?;
+    stream.upload(&bb, 0, &b)?;
+    let args = [Arg::Buffer(&ab), Arg::Buffer(&bb), Arg::Buffer(&out), Arg::U32(n as u32)];
+    stream.dispatch(&kernel, [groups_for(n, 64), 1, 1], &args)?;
+    stream.download(&out, 0, 16 * n)?;
+    let downloads = stream.wait()?;
+    let got: Vec<u32> = words(&downloads[0]).collect();
+    let pair = |i: usize, k: usize| u64::from(got[4 * i + k]) | (u64::from(got[4 * i + k + 1]) << 32);
+    let wrong: Vec<usize> = (0..n).filter(|&i| (pair(i, 0), pair(i, 2)) != widened(cases[i].0, cases[i].1)).collect();
+    if let Some(&i) = wrong.first() {
+        let (a, b) = cases[i];
+        let (x, p) = widened(a, b);
+        anyhow::bail!(
+            "selftest_widen on {}: {} of {n} pairs differ; the first, a = {:e} ({a:#010x}), b = {:e} ({b:#010x}): \
+             got a = {:e}, a * b = {:e}, Rust says {:e}, {:e}",
+            gpu.device().name,
+            wrong.len(),
+            f32::from_bits(a),
+            f32::from_bits(b),
+            f64::from_bits(pair(i, 0)),
+            f64::from_bits(pair(i, 2)),
+            f64::from_bits(x),
+            f64::from_bits(p)
+        );
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +180,18 @@ mod tests {
         // -5 >> 1 after adding 1: floor(-4 / 2), an arithmetic shift.
         assert_eq!(expected(5, -1, 1).1, -2);
         assert_eq!(expected(0, 0, 16), (0, 0, 64));
+    }
+
+    #[test]
+    fn the_widen_inputs_reach_subnormals_and_the_products_are_exact() {
+        let inputs = widen_inputs();
+        let subnormal = |x: u32| x & 0x7f80_0000 == 0 && x & 0x007f_ffff != 0;
+        assert!(inputs.iter().filter(|(a, _)| subnormal(*a)).count() > 150);
+        assert!(inputs.iter().all(|&(a, b)| f32::from_bits(a).is_finite() || f32::from_bits(b) != 0.0));
+        // The smallest subnormal is 2^-149, and squared still exact.
+        assert_eq!(widened(1, 1), (2f64.powi(-149).to_bits(), 2f64.powi(-298).to_bits()));
+        // A float product narrowed to float would round: (1 + 2^-23)^2.
+        let (_, p) = widened(0x3f80_0001, 0x3f80_0001);
+        assert_eq!(f64::from_bits(p), 1.0 + 2f64.powi(-22) + 2f64.powi(-46));
     }
 }

@@ -13,9 +13,11 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Also run the kernel-dialect self-test on every GPU device: 64-bit
-    /// integer products, arithmetic shifts and leading zeros, compared with
-    /// the CPU's (what the integer features' kernels are built from). Exits
-    /// 1 when a device computes them differently, 2 when one cannot run it.
+    /// integer products, arithmetic shifts and leading zeros (what the
+    /// integer features' kernels are built from), and floats widened to
+    /// doubles and multiplied, subnormals included (the ciede and SSIM
+    /// kernels' double arithmetic), compared with the CPU's. Exits 1 when a
+    /// device computes them differently, 2 when one cannot run it.
     #[arg(long)]
     check: bool,
 }
@@ -99,7 +101,8 @@ struct SelfTest {
     detail: String,
 }
 
-/// Runs [`backend::selftest::check_int64`] on every GPU device found.
+/// Runs [`backend::selftest::check_int64`] and
+/// [`backend::selftest::check_widen`] on every GPU device found.
 fn self_tests(found: &[(BackendKind, Result<Vec<DeviceInfo>, String>)]) -> Vec<SelfTest> {
     let mut out = Vec::new();
     for (kind, devices) in found {
@@ -118,9 +121,21 @@ fn self_tests(found: &[(BackendKind, Result<Vec<DeviceInfo>, String>)]) -> Vec<S
                 Err(e) => (2, format!("cannot open: {e}")),
                 Ok(gpu) => {
                     let shifts = [1, 14, 16, 31, 32];
-                    match shifts.iter().try_for_each(|&s| selftest::check_int64(gpu.as_ref(), s)) {
-                        Ok(()) => (0, format!("{} cases x {} shifts equal", selftest::inputs().len(), shifts.len())),
-                        Err(e) if e.to_string().starts_with("selftest_int64 on") => (1, format!("{e:#}")),
+                    let checked = shifts
+                        .iter()
+                        .try_for_each(|&s| selftest::check_int64(gpu.as_ref(), s))
+                        .and_then(|()| selftest::check_widen(gpu.as_ref()));
+                    match checked {
+                        Ok(()) => (
+                            0,
+                            format!(
+                                "{} cases x {} shifts equal; {} widened floats and products equal",
+                                selftest::inputs().len(),
+                                shifts.len(),
+                                selftest::widen_inputs().len()
+                            ),
+                        ),
+                        Err(e) if e.to_string().starts_with("selftest_") => (1, format!("{e:#}")),
                         Err(e) => (2, format!("{e:#}")),
                     }
                 }
