@@ -352,29 +352,15 @@ fn atan2_sw(y: f32, x: f32) -> f64 {
     return v;
 }
 
-// a / b to the nearest float, for finite a and b > 0: the driver's
-// quotient corrected once with the exact residual, then to the nearer of
-// its neighbours by comparing a with b times the midpoints (all exact in
-// double). A quotient of floats is never exactly a midpoint.
+// a / b to the nearest float, for b > 0 (Vulkan's own float division may
+// be 2.5 ulp off): the double a * recip(b) rounded to float once. recip
+// leaves under 2^-51 (relative) and the product another 2^-53, while a
+// quotient of two floats lies more than 2^-49 from any midpoint between
+// floats, so the rounding is the correctly rounded quotient (math.rs
+// `the_kernels_float_division_is_correctly_rounded` holds the same
+// arithmetic to Rust's a / b).
 fn div_rn(a: f32, b: f32) -> f32 {
-    if a == 0.0 {
-        return a;
-    }
-    let x = abs(a);
-    var q = x / b;
-    let r = widen(x) - widen(q) * widen(b);
-    q = q + f32(r) / b;
-    let up = bitcast<f32>(bitcast<u32>(q) + 1u);
-    let down = bitcast<f32>(bitcast<u32>(q) - 1u);
-    if (widen(q) + widen(up)) * 0.5lf * widen(b) < widen(x) {
-        q = up;
-    } else if (widen(q) + widen(down)) * 0.5lf * widen(b) > widen(x) {
-        q = down;
-    }
-    if a < 0.0 {
-        return -q;
-    }
-    return q;
+    return f32(widen(a) * recip(widen(b)));
 }
 
 // ---- ciede.c, as src/features/ciede/cpu.rs ports it ----
