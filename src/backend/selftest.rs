@@ -50,26 +50,13 @@ pub fn inputs() -> Vec<(u32, i32)> {
 pub fn check_int64(gpu: &dyn Gpu, shift: u32) -> Result<()> {
     let cases = inputs();
     let n = cases.len();
-    let kernel = gpu.load_kernel(&SELFTEST_INT64)?;
-    let a: Vec<u8> = cases.iter().flat_map(|c| c.0.to_le_bytes()).collect();
-    let b: Vec<u8> = cases.iter().flat_map(|c| c.1.to_le_bytes()).collect();
-    let (ab, bb, out, clz) =
-        (gpu.create_buffer(4 * n)?, gpu.create_buffer(4 * n)?, gpu.create_buffer(16 * n)?, gpu.create_buffer(4 * n)?);
-    let mut stream = gpu.create_stream()?;
-    stream.upload(&ab, 0, &a)?;
-    stream.upload(&bb, 0, &b)?;
-    let args =
-        [Arg::Buffer(&ab), Arg::Buffer(&bb), Arg::Buffer(&out), Arg::Buffer(&clz), Arg::U32(n as u32), Arg::U32(shift)];
-    stream.dispatch(&kernel, [groups_for(n, 64), 1, 1], &args)?;
-    stream.download(&out, 0, 16 * n)?;
-    stream.download(&clz, 0, 4 * n)?;
-    let downloads = stream.wait()?;
-    let got: Vec<u32> = words(&downloads[0]).collect();
-    let zeros: Vec<u32> = words(&downloads[1]).collect();
+    let a: Vec<u32> = cases.iter().map(|c| c.0).collect();
+    let b: Vec<u32> = cases.iter().map(|c| c.1 as u32).collect();
+    let [got, zeros] = run(gpu, &SELFTEST_INT64, [&a, &b], [16 * n, 4 * n], &[shift])?;
     for (i, &(x, y)) in cases.iter().enumerate() {
         let (square, rounded, lz) = expected(x, y, shift);
-        let g_square = u64::from(got[4 * i]) | (u64::from(got[4 * i + 1]) << 32);
-        let g_rounded = (u64::from(got[4 * i + 2]) | (u64::from(got[4 * i + 3]) << 32)) as i64;
+        let g_square = u64_at(&got, 4 * i);
+        let g_rounded = u64_at(&got, 4 * i + 2) as i64;
         ensure!(
             (g_square, g_rounded, zeros[i]) == (square, rounded, lz),
             "selftest_int64 on {}: a = {x}, b = {y}, shift {shift}: got ({g_square}, {g_rounded}, clz {}), \
@@ -112,12 +99,12 @@ pub fn widen_inputs() -> Vec<(u32, u32)> {
         s ^= s << 5;
         s
     };
+    // Every third pair's a a subnormal (exponent field 0), the others any
+    // finite float.
+    let finite = |x: u32| if x & 0x7f80_0000 == 0x7f80_0000 { x & 0xbfff_ffff } else { x };
     for k in 0..503 {
         let a = next();
         let b = next();
-        // Every third pair a subnormal (exponent field 0), the others any
-        // finite float.
-        let finite = |x: u32| if x & 0x7f80_0000 == 0x7f80_0000 { x & 0xbfff_ffff } else { x };
         let a = if k % 3 == 0 { a & 0x807f_ffff } else { finite(a) };
         out.push((a, finite(b)));
     }
@@ -136,20 +123,11 @@ pub fn widened(a: u32, b: u32) -> (u64, u64) {
 /// and how many did.
 pub fn check_widen(gpu: &dyn Gpu) -> Result<()> {
     let cases = widen_inputs();
-    let kernel = gpu.load_kernel(&SELFTEST_WIDEN)?;
     let n = cases.len();
-    let a: Vec<u8> = cases.iter().flat_map(|c| c.0.to_le_bytes()).collect();
-    let b: Vec<u8> = cases.iter().flat_map(|c| c.1.to_le_bytes()).collect();
-    let (ab, bb, out) = (gpu.create_buffer(4 * n)?, gpu.create_buffer(4 * n)?, gpu.create_buffer(16 * n)?);
-    let mut stream = gpu.create_stream()?;
-    stream.upload(&ab, 0, &a)?;
-    stream.upload(&bb, 0, &b)?;
-    let args = [Arg::Buffer(&ab), Arg::Buffer(&bb), Arg::Buffer(&out), Arg::U32(n as u32)];
-    stream.dispatch(&kernel, [groups_for(n, 64), 1, 1], &args)?;
-    stream.download(&out, 0, 16 * n)?;
-    let downloads = stream.wait()?;
-    let got: Vec<u32> = words(&downloads[0]).collect();
-    let pair = |i: usize, k: usize| u64::from(got[4 * i + k]) | (u64::from(got[4 * i + k + 1]) << 32);
+    let a: Vec<u32> = cases.iter().map(|c| c.0).collect();
+    let b: Vec<u32> = cases.iter().map(|c| c.1).collect();
+    let [got] = run(gpu, &SELFTEST_WIDEN, [&a, &b], [16 * n], &[])?;
+    let pair = |i: usize, k: usize| u64_at(&got, 4 * i + k);
     let wrong: Vec<usize> = (0..n).filter(|&i| (pair(i, 0), pair(i, 2)) != widened(cases[i].0, cases[i].1)).collect();
     if let Some(&i) = wrong.first() {
         let (a, b) = cases[i];
@@ -168,6 +146,41 @@ pub fn check_widen(gpu: &dyn Gpu) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// One dispatch of a self-test kernel over `a.len()` work items: buffers
+/// `a`, `b` (uploaded), then `N` outputs of the given sizes in bytes; then
+/// the scalars n and `scalars`. Returns each output's words.
+fn run<const N: usize>(
+    gpu: &dyn Gpu,
+    spec: &'static KernelSpec,
+    [a, b]: [&[u32]; 2],
+    outputs: [usize; N],
+    scalars: &[u32],
+) -> Result<[Vec<u32>; N]> {
+    let n = a.len();
+    let kernel = gpu.load_kernel(spec)?;
+    let bytes = |v: &[u32]| v.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+    let (ab, bb) = (gpu.create_buffer(4 * n)?, gpu.create_buffer(4 * b.len())?);
+    let out = outputs.iter().map(|&size| gpu.create_buffer(size)).collect::<Result<Vec<_>>>()?;
+    let mut stream = gpu.create_stream()?;
+    stream.upload(&ab, 0, &bytes(a))?;
+    stream.upload(&bb, 0, &bytes(b))?;
+    let mut args = vec![Arg::Buffer(&ab), Arg::Buffer(&bb)];
+    args.extend(out.iter().map(Arg::Buffer));
+    args.push(Arg::U32(n as u32));
+    args.extend(scalars.iter().map(|&s| Arg::U32(s)));
+    stream.dispatch(&kernel, [groups_for(n, 64), 1, 1], &args)?;
+    for (buffer, &size) in out.iter().zip(&outputs) {
+        stream.download(buffer, 0, size)?;
+    }
+    let downloads = stream.wait()?;
+    Ok(std::array::from_fn(|k| words(&downloads[k]).collect()))
+}
+
+/// The u64 of words `k` (low) and `k + 1` (high).
+fn u64_at(words: &[u32], k: usize) -> u64 {
+    u64::from(words[k]) | (u64::from(words[k + 1]) << 32)
 }
 
 #[cfg(test)]
