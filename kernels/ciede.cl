@@ -352,9 +352,30 @@ FUNC double rgb_to_xyz_map(double c, GLOBAL const double *table)
     return c > RGB_THRESHOLD ? pow_pos((c + RGB_A) * RGB_D, GAMMA, table) : c * RGB_LINEAR;
 }
 
+/* xyz_to_lab_map's (float)pow(c, ONE_THIRD), c > 0 (math.rs `cbrt_f32`,
+ * `cbrt_estimate`, `near_float_midpoint`): a cube root to 2^-50 from four
+ * Newton steps of the reciprocal cube root, rounded to float unless a
+ * midpoint between floats lies within CBRT_MARGIN ulps of it (about 4 in
+ * a million), where pow_pos decides. */
+#define CBRT_SEED 0x553EF100u
+#define CBRT_MARGIN 1024
+
+FUNC float cbrt_f32(double c, GLOBAL const double *table)
+{
+    const ulp_u32 hi = (ulp_u32)(ULP_F64_BITS(c) >> 32);
+    double r = ULP_F64_FROM((ulp_u64)(CBRT_SEED - hi / 3u) << 32);
+    for (int n = 0; n < 4; n++)
+        r = r + r * ((1.0 - c * r * r * r) * ONE_THIRD);
+    const double a = c * r * r;
+    const int low = (int)((ulp_u32)ULP_F64_BITS(a) & 0x1FFFFFFFu) - 0x10000000;
+    if (low > CBRT_MARGIN || low < -CBRT_MARGIN)
+        return (float)a;
+    return (float)pow_pos(c, ONE_THIRD, table);
+}
+
 FUNC float xyz_to_lab_map(double c, GLOBAL const double *table)
 {
-    return c > LAB_EPSILON ? (float)pow_pos(c, ONE_THIRD, table) : (float)((KAPPA * c + 16.0) * INV_116);
+    return c > LAB_EPSILON ? cbrt_f32(c, table) : (float)((KAPPA * c + 16.0) * INV_116);
 }
 
 /* ciede_terms_storage's table goes on with the red and blue channels'

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::seqsum::{self, Accumulator, SEQSUM, SEQSUM_SERIAL, SeqSum};
 use ulpgate::features::{self, Options, run_extractor};
-use ulpgate::fixture::{Chroma, LoadedFixture};
+use ulpgate::fixture::{Chroma, Frame, Geometry, LoadedFixture, Samples};
 
 use common::synthetic as fixture;
 
@@ -65,6 +65,26 @@ fn ciede_is_bit_exact_on_lavapipe_and_pocl() {
             fixture(21, 17, 16, Chroma::Yuv420, 1, 4),
         ],
     );
+}
+
+/// A 4:4:4 8-bit frame pair whose every colour, reference and distorted,
+/// takes the kernels' cube root fallback (`cpu::CUBE_ROOT_FALLBACKS`):
+/// row 0 holds the triples in order against them reversed, row 1 the
+/// other way round.
+#[test]
+fn ciede_kernels_cube_root_fallback_is_bit_exact() {
+    use ulpgate::features::ciede::cpu::CUBE_ROOT_FALLBACKS as T;
+    let geometry = Geometry { width: T.len() as u32, height: 2, bit_depth: 8, chroma: Chroma::Yuv444 };
+    let frame = |rows: [bool; 2]| {
+        let pixels: Vec<[u32; 3]> = rows
+            .iter()
+            .flat_map(|&reversed| (0..T.len()).map(move |i| T[if reversed { T.len() - 1 - i } else { i }]))
+            .collect();
+        let planes: Vec<u8> = (0..3).flat_map(|p| pixels.iter().map(move |t| t[p] as u8)).collect();
+        Frame::new(geometry, Samples::U8(planes)).unwrap()
+    };
+    let fx = LoadedFixture { geometry, reference: vec![frame([false, true])], distorted: vec![frame([true, false])] };
+    bit_exact("ciede", &[fx]);
 }
 
 /// Term sequences shaped to break a wrong sum: many zeros, long fractions,

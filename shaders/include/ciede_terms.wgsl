@@ -378,9 +378,30 @@ fn rgb_to_xyz_map(c: f64) -> f64 {
     return c * RGB_LINEAR;
 }
 
+// xyz_to_lab_map's f32(pow(c, ONE_THIRD)), c > 0 (math.rs `cbrt_f32`,
+// `cbrt_estimate`, `near_float_midpoint`): a cube root to 2^-50 from
+// four Newton steps of the reciprocal cube root, rounded to float unless
+// a midpoint between floats lies within CBRT_MARGIN ulps of it (about 4
+// in a million), where pow_pos decides.
+const CBRT_SEED: u32 = 0x553EF100u;
+const CBRT_MARGIN: i32 = 1024;
+
+fn cbrt_f32(c: f64) -> f32 {
+    let hi = u32(bitcast<u64>(c) >> 32u);
+    var r = bitcast<f64>(u64(CBRT_SEED - hi / 3u) << 32u);
+    for (var n = 0; n < 4; n++) {
+        r = r + r * ((1.0lf - c * r * r * r) * ONE_THIRD);
+    }
+    let a = c * r * r;
+    if abs(i32(u32(bitcast<u64>(a)) & 0x1FFFFFFFu) - 0x10000000) > CBRT_MARGIN {
+        return f32(a);
+    }
+    return f32(pow_pos(c, ONE_THIRD));
+}
+
 fn xyz_to_lab_map(c: f64) -> f32 {
     if c > LAB_EPSILON {
-        return f32(pow_pos(c, ONE_THIRD));
+        return cbrt_f32(c);
     }
     return f32((KAPPA * c + 16.0lf) * INV_116);
 }

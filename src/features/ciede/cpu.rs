@@ -92,6 +92,32 @@ pub fn rgb_maps_8bit(m: &impl Libm) -> Vec<f64> {
     out
 }
 
+/// 8-bit (y, u, v) triples whose CIELAB colour takes the kernels' cube
+/// root fallback (`math::cbrt_f32`: its estimate lies within
+/// `CBRT_MARGIN` ulps of a midpoint between floats) for x, y and z, six
+/// each: 187 of the 2^24 triples do (a scan of them all, in release). The
+/// GPU tests feed them to the kernels so that the fallback runs there too.
+pub const CUBE_ROOT_FALLBACKS: [[u32; 3]; 18] = [
+    [21, 225, 214],
+    [35, 208, 131],
+    [79, 33, 103],
+    [116, 116, 109],
+    [141, 160, 152],
+    [173, 43, 232],
+    [3, 193, 212],
+    [25, 181, 0],
+    [55, 143, 190],
+    [80, 124, 69],
+    [110, 191, 255],
+    [139, 69, 42],
+    [0, 196, 23],
+    [46, 121, 14],
+    [95, 103, 115],
+    [130, 176, 152],
+    [142, 221, 198],
+    [165, 234, 39],
+];
+
 /// ciede.c `get_lab_color` of one (y, u, v) sample triple.
 #[inline(always)]
 pub fn lab_color(y: u32, u: u32, v: u32, s: &YuvScale, m: &impl Libm) -> Lab {
@@ -578,6 +604,27 @@ mod tests {
     use super::*;
     use crate::features::testutil::synthetic;
     use crate::fixture::Chroma;
+
+    /// Each of [`CUBE_ROOT_FALLBACKS`] still takes the fallback: for x,
+    /// y and z in turn, six triples each.
+    #[test]
+    fn the_cube_root_fallback_triples_take_it() {
+        use super::super::math::{cbrt_estimate, near_float_midpoint};
+        let t = table_words();
+        let (m, s) = (Own(&t), YuvScale::new(8));
+        for (n, &[ys, us, vs]) in CUBE_ROOT_FALLBACKS.iter().enumerate() {
+            let (y, u, v) = (s.luma(ys), s.chroma(us), s.chroma(vs));
+            let r = rgb_to_xyz_map(y + YUV_RV * v, &m);
+            let g = rgb_to_xyz_map(y - YUV_GU * u - YUV_GV * v, &m);
+            let b = rgb_to_xyz_map(y + YUV_BU * u, &m);
+            let c = [
+                (r * XYZ_XR + g * XYZ_XG + b * XYZ_XB) * INV_XN,
+                r * XYZ_YR + g * XYZ_YG + b * XYZ_YB,
+                (r * XYZ_ZR + g * XYZ_ZG + b * XYZ_ZB) * INV_ZN,
+            ][n / 6];
+            assert!(c > LAB_EPSILON && near_float_midpoint(cbrt_estimate(c)), "{:?}", [ys, us, vs]);
+        }
+    }
 
     #[test]
     fn equal_colours_differ_by_exactly_zero() {

@@ -179,5 +179,11 @@ mod tests {
         assert!(c.contains(&format!("#define RGB_MAPS_AT {TABLE_LEN}u\n")), "kernels/ciede.cl");
         let wgsl = include_str!("../../../shaders/include/ciede_terms.wgsl");
         assert!(wgsl.contains(&format!("const RGB_MAPS_AT: u32 = {TABLE_LEN}u;\n")), "ciede_terms.wgsl");
+        // The cube root's seed and margin (math.rs `cbrt_f32`).
+        use super::super::math::{CBRT_MARGIN, CBRT_SEED};
+        assert!(c.contains(&format!("#define CBRT_SEED 0x{CBRT_SEED:08X}u\n")), "kernels/ciede.cl");
+        assert!(c.contains(&format!("#define CBRT_MARGIN {CBRT_MARGIN}\n")), "kernels/ciede.cl");
+        assert!(wgsl.contains(&format!("const CBRT_SEED: u32 = 0x{CBRT_SEED:08X}u;\n")), "ciede_terms.wgsl");
+        assert!(wgsl.contains(&format!("const CBRT_MARGIN: i32 = {CBRT_MARGIN};\n")), "ciede_terms.wgsl");
     }
 }

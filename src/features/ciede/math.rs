@@ -227,6 +227,55 @@ pub fn pow(x: f64, y: f64, table: &[f64]) -> f64 {
     exp_dd(eh, el, table)
 }
 
+/// The seed of [`cbrt_estimate`]'s reciprocal cube root: from the high
+/// word of c's bits, c^(-1/3) to within 3.5% (the constant minimises that
+/// error over a period of three binades).
+pub const CBRT_SEED: u32 = 0x553E_F100;
+
+/// c^(1/3) for normal c > 0 to within 2^-49 (relative; the unit tests
+/// measure under 2^-50): the reciprocal cube root from [`CBRT_SEED`] by
+/// four Newton steps r + r (1 - c r³) / 3 (each squares the error:
+/// 3.5% → 2.4e-3 → 1.2e-5 → 2.7e-10 → 1.4e-19, then rounding), times c r.
+/// Plain adds and multiplies: a few dozen where [`pow`] takes some 120.
+#[inline(always)]
+pub fn cbrt_estimate(c: f64) -> f64 {
+    let hi = (c.to_bits() >> 32) as u32;
+    let mut r = f64::from_bits(u64::from(CBRT_SEED - hi / 3) << 32);
+    for _ in 0..4 {
+        r = r + r * ((1.0 - c * r * r * r) * ONE_THIRD);
+    }
+    c * r * r
+}
+
+/// How far (in units of its last place) a double must lie from the
+/// nearest midpoint between two floats for [`cbrt_f32`] to take its
+/// estimate: 1024 ulps is at least 2^-43 relative, where the estimate and
+/// `pow(c, ONE_THIRD)` differ by under 2^-48 over ciede's c (2^-49, pow's
+/// 0.52 ulp, and ONE_THIRD's shortfall from 1/3, |ln c| 2^-54 / 3, under
+/// 2^-53 there; 2^-46 at the exponent range's ends).
+pub const CBRT_MARGIN: i32 = 1024;
+
+/// Whether the float nearest to a double of a normal float's magnitude
+/// could change within [`CBRT_MARGIN`] units of its last place: its 29
+/// bits below float precision lie that close to 100...0 (the midpoint).
+/// Elsewhere the rounding cannot change: a cell's ends are its midpoints.
+#[inline(always)]
+pub fn near_float_midpoint(a: f64) -> bool {
+    ((a.to_bits() & 0x1FFF_FFFF) as i32 - 0x1000_0000).abs() <= CBRT_MARGIN
+}
+
+/// `pow(c, ONE_THIRD) as f32` for c > 0 (libvmaf's `cbrt_approx` in
+/// `xyz_to_lab_map`, whose result is a float), as the GPU kernels compute
+/// it: [`cbrt_estimate`] rounded to float where no midpoint between floats
+/// lies within its error of it (all but about 4 in a million), else
+/// [`pow`] itself. Equal to `pow(c, ONE_THIRD, table) as f32` on every c
+/// (the tests hold it there, next to midpoints too).
+#[inline(always)]
+pub fn cbrt_f32(c: f64, table: &[f64]) -> f32 {
+    let a = cbrt_estimate(c);
+    if near_float_midpoint(a) { pow(c, ONE_THIRD, table) as f32 } else { a as f32 }
+}
+
 /// `pow(c, 7)` for a float c >= 0 (libvmaf's `pow(c_bar, 7)`): c^7 in
 /// double-double, rounded once, returned with its low part.
 #[inline(always)]
@@ -467,6 +516,67 @@ mod tests {
         assert!(near_midpoints > 900_000, "{near_midpoints}");
         assert_eq!(div_rn(0.0, 3.0).to_bits(), 0.0f32.to_bits());
         assert_eq!(div_rn(-0.0, 3.0).to_bits(), (-0.0f32).to_bits());
+    }
+
+    /// c^(1/3)'s relative error of a: (a³ - c) / 3c, with a³ in
+    /// double-double (exact to 2^-100 or so).
+    fn cbrt_error(a: f64, c: f64) -> f64 {
+        let (p, pe) = two_prod(a, a);
+        let (q, qe) = two_prod(p, a);
+        ((q - c) + (qe + pe * a)) / (3.0 * c)
+    }
+
+    #[test]
+    fn the_cube_root_estimate_is_within_2_to_the_minus_50() {
+        let mut worst: f64 = 0.0;
+        // ciede's range (c > LAB_EPSILON; above 1 out of gamut), then whole
+        // binades far out, log-uniform.
+        let ciede = uniform(7, 1_000_000, LAB_EPSILON.ln(), 16f64.ln()).map(f64::exp);
+        let wide = uniform(8, 200_000, -700.0, 700.0).map(f64::exp);
+        for c in ciede.chain(wide) {
+            worst = worst.max(cbrt_error(cbrt_estimate(c), c).abs());
+        }
+        assert!(worst < 2f64.powi(-50), "{:.2}", worst.log2());
+        // Three Newton steps are not enough (2.7e-10 left).
+        let three_steps = |c: f64| {
+            let hi = (c.to_bits() >> 32) as u32;
+            let mut r = f64::from_bits(u64::from(CBRT_SEED - hi / 3) << 32);
+            for _ in 0..3 {
+                r = r + r * ((1.0 - c * r * r * r) * ONE_THIRD);
+            }
+            c * r * r
+        };
+        let c = 1.0 + 2f64.powi(-20);
+        assert!(cbrt_error(three_steps(c), c).abs() > 2f64.powi(-40));
+    }
+
+    /// The kernels' cube root is `pow(c, ONE_THIRD) as f32` on random c of
+    /// ciede's range and on c whose cube root lies next to a midpoint
+    /// between floats, where the estimate alone rounds the wrong way.
+    #[test]
+    fn the_kernels_cube_root_is_pows_float() {
+        let t = table();
+        let own = |c: f64| pow(c, ONE_THIRD, &t) as f32;
+        for c in uniform(9, 300_000, LAB_EPSILON, 8.0) {
+            assert_eq!(cbrt_f32(c, &t).to_bits(), own(c).to_bits(), "{c:e}");
+        }
+        let (mut fallbacks, mut estimate_wrong) = (0, 0);
+        for (i, q) in uniform(10, 100_000, 0.21, 2.0).enumerate() {
+            // c = (midpoint above the float q, moved by up to ±32 ulps, or
+            // ±4096 for every other q)³.
+            let q = q as f32;
+            let midpoint = (f64::from(q) + f64::from(f32::from_bits(q.to_bits() + 1))) / 2.0;
+            let nudge = if i % 2 == 0 { (i as i64 / 2 % 65) - 32 } else { (i as i64 / 2 % 8193) - 4096 };
+            let m = f64::from_bits((midpoint.to_bits() as i64 + nudge) as u64);
+            let c = m * m * m;
+            let a = cbrt_estimate(c);
+            fallbacks += usize::from(near_float_midpoint(a));
+            estimate_wrong += usize::from((a as f32) != own(c));
+            assert_eq!(cbrt_f32(c, &t).to_bits(), own(c).to_bits(), "{c:e} (near a midpoint)");
+        }
+        // The fallback runs, and is needed.
+        assert!(fallbacks > 10_000, "{fallbacks}");
+        assert!(estimate_wrong > 100, "{estimate_wrong}");
     }
 
     #[test]
