@@ -352,30 +352,37 @@ FUNC double rgb_to_xyz_map(double c, GLOBAL const double *table)
     return c > RGB_THRESHOLD ? pow_pos((c + RGB_A) * RGB_D, GAMMA, table) : c * RGB_LINEAR;
 }
 
-/* xyz_to_lab_map's (float)pow(c, ONE_THIRD), c > 0 (math.rs `cbrt_f32`,
- * `cbrt_estimate`, `near_float_midpoint`): a cube root to 2^-50 from four
- * Newton steps of the reciprocal cube root, rounded to float unless a
- * midpoint between floats lies within CBRT_MARGIN ulps of it (about 4 in
- * a million), where pow_pos decides. */
-#define CBRT_SEED 0x553EF100u
-#define CBRT_MARGIN 1024
+/* Whether the float nearest to a (a double of a normal float's magnitude)
+ * could change within `margin` ulps of a (math.rs `near_float_midpoint`):
+ * its 29 bits below float precision that close to the midpoint's 100...0. */
+FUNC int near_float_midpoint(double a, int margin)
+{
+    const int low = (int)((ulp_u32)ULP_F64_BITS(a) & 0x1FFFFFFFu) - 0x10000000;
+    return low <= margin && low >= -margin;
+}
 
-FUNC float cbrt_f32(double c, GLOBAL const double *table)
+/* xyz_to_lab_map's (float)pow(c, ONE_THIRD), c > 0 (math.rs `cbrt_f32`,
+ * `cbrt_estimate`): a cube root to 2^-50 from four Newton steps of the
+ * reciprocal cube root, rounded to float unless a midpoint between floats
+ * lies within `margin` ulps of it (about 4 in a million), where pow_pos
+ * decides. */
+#define CBRT_SEED 0x553EF100u
+
+FUNC float cbrt_f32(double c, GLOBAL const double *table, int margin)
 {
     const ulp_u32 hi = (ulp_u32)(ULP_F64_BITS(c) >> 32);
     double r = ULP_F64_FROM((ulp_u64)(CBRT_SEED - hi / 3u) << 32);
     for (int n = 0; n < 4; n++)
         r = r + r * ((1.0 - c * r * r * r) * ONE_THIRD);
     const double a = c * r * r;
-    const int low = (int)((ulp_u32)ULP_F64_BITS(a) & 0x1FFFFFFFu) - 0x10000000;
-    if (low > CBRT_MARGIN || low < -CBRT_MARGIN)
+    if (!near_float_midpoint(a, margin))
         return (float)a;
     return (float)pow_pos(c, ONE_THIRD, table);
 }
 
-FUNC float xyz_to_lab_map(double c, GLOBAL const double *table)
+FUNC float xyz_to_lab_map(double c, GLOBAL const double *table, int margin)
 {
-    return c > LAB_EPSILON ? cbrt_f32(c, table) : (float)((KAPPA * c + 16.0) * INV_116);
+    return c > LAB_EPSILON ? cbrt_f32(c, table, margin) : (float)((KAPPA * c + 16.0) * INV_116);
 }
 
 /* ciede_terms_storage's table goes on with the red and blue channels'
@@ -386,7 +393,7 @@ FUNC float xyz_to_lab_map(double c, GLOBAL const double *table)
 #define RGB_MAPS_AT 674u
 
 FUNC ciede_lab lab_color(ulp_u32 ys, ulp_u32 us, ulp_u32 vs, ulp_u32 scale_shift, GLOBAL const double *table,
-                         int rgb_maps)
+                         int rgb_maps, int margin)
 {
     const double scale = (double)(1u << scale_shift);
     const double inv_scale = pow2i(-(int)scale_shift);
@@ -400,9 +407,9 @@ FUNC ciede_lab lab_color(ulp_u32 ys, ulp_u32 us, ulp_u32 vs, ulp_u32 scale_shift
     const double x = r * XYZ_XR + g * XYZ_XG + b * XYZ_XB;
     const double yy = r * XYZ_YR + g * XYZ_YG + b * XYZ_YB;
     const double z = r * XYZ_ZR + g * XYZ_ZG + b * XYZ_ZB;
-    const double lx = (double)xyz_to_lab_map(x * INV_XN, table);
-    const double ly = (double)xyz_to_lab_map(yy, table);
-    const double lz = (double)xyz_to_lab_map(z * INV_ZN, table);
+    const double lx = (double)xyz_to_lab_map(x * INV_XN, table, margin);
+    const double ly = (double)xyz_to_lab_map(yy, table, margin);
+    const double lz = (double)xyz_to_lab_map(z * INV_ZN, table, margin);
     ciede_lab lab;
     lab.l = (float)(116.0 * ly - 16.0);
     lab.a = (float)(500.0 * (lx - ly));
@@ -434,9 +441,41 @@ FUNC float upcase_h_bar_prime(float h1, float h2)
     return (float)((double)ADD_RN(h1, h2) / 2.0);
 }
 
-FUNC float upcase_t(float hf)
+/* math.rs `cos_estimate`: cos x for |x| < 2^5 to 2^-51, the sine or cosine
+ * series chosen per quadrant without a branch. */
+#define CIEDE_PICK(s, c) (odd ? (s) : (c))
+
+FUNC double cos_estimate(double x)
+{
+    const double kd = floor(x * TWO_OVER_PI + 0.5);
+    const double r = (x - kd * PIO2_1) - kd * PIO2_2;
+    const double z = r * r;
+    const int k = (int)kd;
+    const int odd = (k & 1) != 0;
+    const double p =
+        CIEDE_PICK(SIN_3, -0.5) +
+        z * (CIEDE_PICK(SIN_5, COS_4) +
+             z * (CIEDE_PICK(SIN_7, COS_6) +
+                  z * (CIEDE_PICK(SIN_9, COS_8) +
+                       z * (CIEDE_PICK(SIN_11, COS_10) +
+                            z * (CIEDE_PICK(SIN_13, COS_12) +
+                                 z * (CIEDE_PICK(SIN_15, COS_14) + z * CIEDE_PICK(SIN_17, COS_16)))))));
+    const double m = odd ? r : 1.0;
+    const double v = m + m * (z * p);
+    return ((k + 1) & 2) == 0 ? v : -v;
+}
+
+/* ciede.c get_upcase_t's sum (math.rs `upcase_t_sum`, `upcase_t_f32`):
+ * with cos_estimate (within 2^-48.5 of the exact sum), rounded to float
+ * where it is above 1/4 (T lies in [0.36, 1.58]) and no midpoint between
+ * floats lies within `margin` ulps; else with cos_sw. */
+FUNC float upcase_t(float hf, int margin)
 {
     const double h = (double)hf;
+    const double t = 1.0 - T_1 * cos_estimate(h - PI_6) + T_2 * cos_estimate(2.0 * h) +
+                     T_3 * cos_estimate(3.0 * h + PI_30) - T_4 * cos_estimate(4.0 * h - PI7_20);
+    if (t > 0.25 && !near_float_midpoint(t, margin))
+        return (float)t;
     return (float)(1.0 - T_1 * cos_sw(h - PI_6) + T_2 * cos_sw(2.0 * h) + T_3 * cos_sw(3.0 * h + PI_30) -
                    T_4 * cos_sw(4.0 * h - PI7_20));
 }
@@ -457,7 +496,7 @@ FUNC double ciede_sq(float v)
     return (double)v * (double)v;
 }
 
-FUNC float ciede2000(ciede_lab c1, ciede_lab c2, GLOBAL const double *table)
+FUNC float ciede2000(ciede_lab c1, ciede_lab c2, GLOBAL const double *table, int margin)
 {
     const float delta_l_prime = SUB_RN(c2.l, c1.l);
     const float l_bar = MUL_RN(ADD_RN(c1.l, c2.l), 0.5f);
@@ -481,7 +520,7 @@ FUNC float ciede2000(ciede_lab c1, ciede_lab c2, GLOBAL const double *table)
     const float delta_upcase_h =
         (float)(2.0 * sqrt_sw((double)MUL_RN(c_prime_1, c_prime_2)) * sin_sw((double)delta_h / 2.0));
     const float h_bar = upcase_h_bar_prime(h_prime_1, h_prime_2);
-    const float t = upcase_t(h_bar);
+    const float t = upcase_t(h_bar, margin);
     const float s_sub_upcase_h = (float)(1.0 + K_SL * (double)c_bar_prime * (double)t);
     const float r_t = r_sub_t(c_bar_prime, h_bar, table);
     const float lightness = DIV_RN(delta_l_prime, MUL_RN(KSUB_L, s_sub_l));
@@ -522,7 +561,7 @@ FUNC ulp_u32 ciede_sample(GLOBAL const ulp_u8 *frame, ulp_u32 at, ulp_u32 bytes_
 /* Work item x of group (gx, i) scores pixel (i, gx * CIEDE_WG + x). */
 FUNC void ciede_pixel(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
                       GLOBAL float *terms, ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride,
-                      ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift, int rgb_maps)
+                      ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift, int rgb_maps, int margin)
 {
     const ulp_u32 i = GROUP_ID(1);
     const ulp_u32 j = GLOBAL_ID(0);
@@ -542,15 +581,16 @@ FUNC void ciede_pixel(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL
         terms[y_at] = 0.0f;
         return;
     }
-    terms[y_at] = ciede2000(lab_color(ry, ru, rv, scale_shift, table, rgb_maps),
-                            lab_color(dy, du, dv, scale_shift, table, rgb_maps), table);
+    terms[y_at] = ciede2000(lab_color(ry, ru, rv, scale_shift, table, rgb_maps, margin),
+                            lab_color(dy, du, dv, scale_shift, table, rgb_maps, margin), table, margin);
 }
 
 KERNEL ciede_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table, GLOBAL float *terms,
                    ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride, ulp_u32 chroma,
-                   ulp_u32 bytes_per_sample, ulp_u32 scale_shift)
+                   ulp_u32 bytes_per_sample, ulp_u32 scale_shift, int margin)
 {
-    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift, 0);
+    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift, 0,
+                margin);
 }
 
 /* The same kernel with the red and blue maps after the table (8-bit): the C
@@ -559,7 +599,8 @@ KERNEL ciede_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL co
  * table's buffer kind (src/features/ciede/gpu.rs). */
 KERNEL ciede_terms_storage(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
                            GLOBAL float *terms, ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride,
-                           ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift)
+                           ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift, int margin)
 {
-    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift, 1);
+    ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift, 1,
+                margin);
 }

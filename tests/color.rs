@@ -295,3 +295,12 @@ fn both_ciede_table_kernels_are_bit_exact() {
     common::assert_bit_exact_with_env("[ciede]", 10, "420", TABLE_VAR, "storage");
     common::assert_bit_exact_with_env("[ciede]", 8, "444", TABLE_VAR, "uniform");
 }
+
+/// With the estimates off (every cube root and T from the exact
+/// functions: the path an estimate near a midpoint takes), the same bits.
+#[test]
+fn ciede_kernels_without_estimates_are_bit_exact() {
+    use ulpgate::features::ciede::gpu::ESTIMATES_VAR;
+    common::assert_bit_exact_with_env("[ciede]", 8, "420", ESTIMATES_VAR, "off");
+    common::assert_bit_exact_with_env("[ciede]", 12, "444", ESTIMATES_VAR, "off");
+}

@@ -18,6 +18,10 @@ struct Params {
     bytes_per_sample: u32,
     // bit depth - 8.
     scale_shift: u32,
+    // How far (ulps) an estimate must lie from a midpoint between floats
+    // to be rounded instead of computed exactly (math.rs ESTIMATE_MARGIN;
+    // 2^29 refuses every estimate: src/features/ciede/gpu.rs).
+    margin: i32,
 }
 var<immediate> pc: Params;
 
@@ -378,13 +382,20 @@ fn rgb_to_xyz_map(c: f64) -> f64 {
     return c * RGB_LINEAR;
 }
 
+// Whether the float nearest to a (a double of a normal float's
+// magnitude) could change within pc.margin ulps of a (math.rs
+// `near_float_midpoint`): its 29 bits below float precision that close to
+// the midpoint's 100...0.
+fn near_float_midpoint(a: f64) -> bool {
+    return abs(i32(u32(bitcast<u64>(a)) & 0x1FFFFFFFu) - 0x10000000) <= pc.margin;
+}
+
 // xyz_to_lab_map's f32(pow(c, ONE_THIRD)), c > 0 (math.rs `cbrt_f32`,
-// `cbrt_estimate`, `near_float_midpoint`): a cube root to 2^-50 from
-// four Newton steps of the reciprocal cube root, rounded to float unless
-// a midpoint between floats lies within CBRT_MARGIN ulps of it (about 4
-// in a million), where pow_pos decides.
+// `cbrt_estimate`): a cube root to 2^-50 from four Newton steps of the
+// reciprocal cube root, rounded to float unless a midpoint between floats
+// lies within pc.margin ulps of it (about 4 in a million), where pow_pos
+// decides.
 const CBRT_SEED: u32 = 0x553EF100u;
-const CBRT_MARGIN: i32 = 1024;
 
 fn cbrt_f32(c: f64) -> f32 {
     let hi = u32(bitcast<u64>(c) >> 32u);
@@ -393,7 +404,7 @@ fn cbrt_f32(c: f64) -> f32 {
         r = r + r * ((1.0lf - c * r * r * r) * ONE_THIRD);
     }
     let a = c * r * r;
-    if abs(i32(u32(bitcast<u64>(a)) & 0x1FFFFFFFu) - 0x10000000) > CBRT_MARGIN {
+    if !near_float_midpoint(a) {
         return f32(a);
     }
     return f32(pow_pos(c, ONE_THIRD));
@@ -470,8 +481,30 @@ fn upcase_h_bar_prime(h1: f32, h2: f32) -> f32 {
     return f32(widen(h1 + h2) / 2.0lf);
 }
 
+// math.rs `cos_estimate`: cos x for |x| < 2^5 to 2^-51, the sine or
+// cosine series chosen per quadrant by selects, not a branch.
+fn cos_estimate(x: f64) -> f64 {
+    let kd = floor(x * TWO_OVER_PI + 0.5lf);
+    let r = (x - kd * PIO2_1) - kd * PIO2_2;
+    let z = r * r;
+    let k = i32(kd);
+    let odd = (k & 1) != 0;
+    let p = select(-0.5lf, SIN_3, odd) + z * (select(COS_4, SIN_5, odd) + z * (select(COS_6, SIN_7, odd) + z * (select(COS_8, SIN_9, odd) + z * (select(COS_10, SIN_11, odd) + z * (select(COS_12, SIN_13, odd) + z * (select(COS_14, SIN_15, odd) + z * select(COS_16, SIN_17, odd)))))));
+    let m = select(1.0lf, r, odd);
+    let v = m + m * (z * p);
+    return select(-v, v, ((k + 1) & 2) == 0);
+}
+
+// ciede.c get_upcase_t's sum (math.rs `upcase_t_sum`, `upcase_t_f32`):
+// with cos_estimate (within 2^-48.5 of the exact sum), rounded to float
+// where it is above 1/4 (T lies in [0.36, 1.58]) and no midpoint between
+// floats lies within pc.margin ulps; else with cos_sw.
 fn upcase_t(hf: f32) -> f32 {
     let h = widen(hf);
+    let t = 1.0lf - T_1 * cos_estimate(h - PI_6) + T_2 * cos_estimate(2.0lf * h) + T_3 * cos_estimate(3.0lf * h + PI_30) - T_4 * cos_estimate(4.0lf * h - PI7_20);
+    if t > 0.25lf && !near_float_midpoint(t) {
+        return f32(t);
+    }
     return f32(1.0lf - T_1 * cos_sw(h - PI_6) + T_2 * cos_sw(2.0lf * h) + T_3 * cos_sw(3.0lf * h + PI_30) - T_4 * cos_sw(4.0lf * h - PI7_20));
 }
 

@@ -6,7 +6,7 @@
 
 use super::ChromaMap;
 use super::cpu::{rgb_maps_8bit, score};
-use super::math::Own;
+use super::math::{ESTIMATE_MARGIN, Own};
 use super::tables::{TABLE_LEN, table_words};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::features::Extractor;
@@ -29,9 +29,11 @@ pub const TERMS_WG: u32 = 64;
 /// each dialect) and tables. Buffers: reference and distorted frames (every
 /// plane), table ([`table_words`], f64), terms (out, f32). Scalars: width,
 /// height, chroma width, chroma height, chroma stride (4:2:2's walk),
-/// chroma (0: 4:4:4, 1: 4:2:0, 2: 4:2:2), bytes per sample, bit depth - 8.
+/// chroma (0: 4:4:4, 1: 4:2:0, 2: 4:2:2), bytes per sample, bit depth - 8,
+/// and the estimates' margin (i32: `math::ESTIMATE_MARGIN`, or
+/// [`ESTIMATES_VAR`]'s off).
 pub static CIEDE_TERMS: KernelSpec =
-    KernelSpec { name: "ciede_terms", family: "ciede", workgroup: [TERMS_WG, 1, 1], buffers: 4, scalars: 8 };
+    KernelSpec { name: "ciede_terms", family: "ciede", workgroup: [TERMS_WG, 1, 1], buffers: 4, scalars: 9 };
 
 /// [`CIEDE_TERMS`] with the table in a storage buffer instead of a uniform
 /// block (shaders/ciede_terms_storage.wgsl; in the C dialect the table is
@@ -42,11 +44,30 @@ pub static CIEDE_TERMS: KernelSpec =
 /// looks up instead of computing two of a pixel's six `rgb_to_xyz_map`
 /// pows. Same arguments, same bits.
 pub static CIEDE_TERMS_STORAGE: KernelSpec =
-    KernelSpec { name: "ciede_terms_storage", family: "ciede", workgroup: [TERMS_WG, 1, 1], buffers: 4, scalars: 8 };
+    KernelSpec { name: "ciede_terms_storage", family: "ciede", workgroup: [TERMS_WG, 1, 1], buffers: 4, scalars: 9 };
 
 /// Overrides the choice of [`CIEDE_TERMS`] (`uniform`, CPU drivers) or
 /// [`CIEDE_TERMS_STORAGE`] (`storage`, GPUs).
 pub const TABLE_VAR: &str = "ULPGATE_CIEDE_TABLE";
+
+/// `off` makes the terms kernels compute every cube root and T with the
+/// exact functions instead of rounding their estimates (`math::cbrt_f32`,
+/// `math::upcase_t_f32`): the same bits, slower; for tests and for
+/// measuring what the estimates save. `on` (the default) takes them.
+pub const ESTIMATES_VAR: &str = "ULPGATE_CIEDE_ESTIMATES";
+
+/// The margin that refuses every estimate: no double's 29 low bits lie
+/// further than 2^28 from the midpoint's.
+const ESTIMATES_OFF: i32 = 1 << 29;
+
+/// The kernels' `margin` scalar for [`ESTIMATES_VAR`]'s value.
+fn estimate_margin(value: Option<&std::ffi::OsStr>) -> Result<i32> {
+    match value.map(|v| v.to_str()) {
+        None | Some(Some("on")) => Ok(ESTIMATE_MARGIN),
+        Some(Some("off")) => Ok(ESTIMATES_OFF),
+        Some(v) => anyhow::bail!("{ESTIMATES_VAR}={}: expected `on` or `off`", v.unwrap_or("(not UTF-8)")),
+    }
+}
 
 /// The terms kernel for `device` (see [`TABLE_VAR`]).
 fn terms_kernel(device: &crate::backend::DeviceInfo) -> Result<&'static KernelSpec> {
@@ -76,6 +97,8 @@ struct CiedeGpu {
     seqsum: SeqSum,
     geometry: Geometry,
     map: ChromaMap,
+    /// The kernel's `margin` ([`ESTIMATES_VAR`]).
+    margin: i32,
 }
 
 struct Slot {
@@ -90,6 +113,7 @@ struct Slot {
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry) -> Result<Box<dyn Extractor>> {
     let map = ChromaMap::new(geometry)?;
     let spec = terms_kernel(gpu.device())?;
+    let margin = estimate_margin(std::env::var_os(ESTIMATES_VAR).as_deref())?;
     let mut words = table_words();
     debug_assert_eq!(words.len(), TABLE_LEN);
     if std::ptr::eq(spec, &CIEDE_TERMS_STORAGE) && geometry.bit_depth == 8 {
@@ -106,6 +130,7 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry) -> Result<Box<dyn Extra
         seqsum: SeqSum::new(gpu.as_ref(), Accumulator::F64, &[map.width * map.height])?,
         geometry: *geometry,
         map,
+        margin,
     };
     GpuExtractor::boxed(gpu, pipeline)
 }
@@ -155,6 +180,7 @@ impl GpuPipeline for CiedeGpu {
             Arg::U32(chroma),
             Arg::U32(self.geometry.bytes_per_sample() as u32),
             Arg::U32(u32::from(self.geometry.bit_depth) - 8),
+            Arg::I32(self.margin),
         ];
         stream.dispatch(&self.kernel, [groups_for(m.width, TERMS_WG), m.height as u32, 1], &args)?;
         self.seqsum.record(&b.terms, &b.sums, stream)
@@ -179,11 +205,18 @@ mod tests {
         assert!(c.contains(&format!("#define RGB_MAPS_AT {TABLE_LEN}u\n")), "kernels/ciede.cl");
         let wgsl = include_str!("../../../shaders/include/ciede_terms.wgsl");
         assert!(wgsl.contains(&format!("const RGB_MAPS_AT: u32 = {TABLE_LEN}u;\n")), "ciede_terms.wgsl");
-        // The cube root's seed and margin (math.rs `cbrt_f32`).
-        use super::super::math::{CBRT_MARGIN, CBRT_SEED};
+        // The cube root's seed (math.rs `cbrt_estimate`).
+        use super::super::math::CBRT_SEED;
         assert!(c.contains(&format!("#define CBRT_SEED 0x{CBRT_SEED:08X}u\n")), "kernels/ciede.cl");
-        assert!(c.contains(&format!("#define CBRT_MARGIN {CBRT_MARGIN}\n")), "kernels/ciede.cl");
         assert!(wgsl.contains(&format!("const CBRT_SEED: u32 = 0x{CBRT_SEED:08X}u;\n")), "ciede_terms.wgsl");
-        assert!(wgsl.contains(&format!("const CBRT_MARGIN: i32 = {CBRT_MARGIN};\n")), "ciede_terms.wgsl");
+    }
+
+    #[test]
+    fn the_estimates_switch_reads_on_and_off_only() {
+        assert_eq!(estimate_margin(None).unwrap(), ESTIMATE_MARGIN);
+        assert_eq!(estimate_margin(Some("on".as_ref())).unwrap(), ESTIMATE_MARGIN);
+        assert_eq!(estimate_margin(Some("off".as_ref())).unwrap(), ESTIMATES_OFF);
+        let e = estimate_margin(Some("of".as_ref())).unwrap_err().to_string();
+        assert!(e.contains("ULPGATE_CIEDE_ESTIMATES=of") && e.contains("`on` or `off`"), "{e}");
     }
 }

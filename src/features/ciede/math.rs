@@ -248,20 +248,25 @@ pub fn cbrt_estimate(c: f64) -> f64 {
 }
 
 /// How far (in units of its last place) a double must lie from the
-/// nearest midpoint between two floats for [`cbrt_f32`] to take its
-/// estimate: 1024 ulps is at least 2^-43 relative, where the estimate and
-/// `pow(c, ONE_THIRD)` differ by under 2^-48 over ciede's c (2^-49, pow's
-/// 0.52 ulp, and ONE_THIRD's shortfall from 1/3, |ln c| 2^-54 / 3, under
-/// 2^-53 there; 2^-46 at the exponent range's ends).
-pub const CBRT_MARGIN: i32 = 1024;
+/// nearest midpoint between two floats for the kernels to round an
+/// estimate ([`cbrt_f32`], [`upcase_t_sum`]) to float instead of the
+/// exact function's result: 1024 ulps, at least 2^-43 relative. The
+/// cube root's estimate and `pow(c, ONE_THIRD)` differ by under 2^-48
+/// over ciede's c (2^-50, pow's 0.52 ulp, and ONE_THIRD's shortfall from
+/// 1/3, |ln c| 2^-54 / 3, under 2^-53 there; 2^-46 at the exponent
+/// range's ends); T's sums by under 2^-48.5 (absolute, T > 1/4). The
+/// kernels take it as a scalar (`super::gpu::ESTIMATES_VAR` turns the
+/// estimates off).
+pub const ESTIMATE_MARGIN: i32 = 1024;
 
-/// Whether the float nearest to a double of a normal float's magnitude
-/// could change within [`CBRT_MARGIN`] units of its last place: its 29
-/// bits below float precision lie that close to 100...0 (the midpoint).
-/// Elsewhere the rounding cannot change: a cell's ends are its midpoints.
+/// Whether the float nearest to `a` (a double of a normal float's
+/// magnitude) could change within `margin` units of a's last place: its
+/// 29 bits below float precision lie that close to 100...0 (the
+/// midpoint). Elsewhere the rounding cannot change: a cell's ends are its
+/// midpoints.
 #[inline(always)]
-pub fn near_float_midpoint(a: f64) -> bool {
-    ((a.to_bits() & 0x1FFF_FFFF) as i32 - 0x1000_0000).abs() <= CBRT_MARGIN
+pub fn near_float_midpoint(a: f64, margin: i32) -> bool {
+    ((a.to_bits() & 0x1FFF_FFFF) as i32 - 0x1000_0000).abs() <= margin
 }
 
 /// `pow(c, ONE_THIRD) as f32` for c > 0 (libvmaf's `cbrt_approx` in
@@ -273,7 +278,56 @@ pub fn near_float_midpoint(a: f64) -> bool {
 #[inline(always)]
 pub fn cbrt_f32(c: f64, table: &[f64]) -> f32 {
     let a = cbrt_estimate(c);
-    if near_float_midpoint(a) { pow(c, ONE_THIRD, table) as f32 } else { a as f32 }
+    if near_float_midpoint(a, ESTIMATE_MARGIN) { pow(c, ONE_THIRD, table) as f32 } else { a as f32 }
+}
+
+/// cos(x) for |x| < 2^5 to within 2^-51 (absolute; ciede's T takes it
+/// of arguments up to 12 pi): x less k pi/2 (two parts of pi/2, k at most
+/// 2^5: exact, then 2^-53 |r|), then the series of sin r or cos r (|r| <=
+/// pi/4, to r^17 and r^16), one coefficient set or the other chosen per
+/// quadrant without a branch. Some 25 adds and multiplies where [`cos`]
+/// takes 60 or more, twice that where a GPU's lanes take both kernels.
+#[inline(always)]
+pub fn cos_estimate(x: f64) -> f64 {
+    let kd = (x * TWO_OVER_PI + 0.5).floor();
+    let r = (x - kd * PIO2_1) - kd * PIO2_2;
+    let z = r * r;
+    let k = kd as i64;
+    let odd = k & 1 != 0;
+    let pick = |s: f64, c: f64| if odd { s } else { c };
+    let p = pick(SIN_3, -0.5)
+        + z * (pick(SIN_5, COS_4)
+            + z * (pick(SIN_7, COS_6)
+                + z * (pick(SIN_9, COS_8)
+                    + z * (pick(SIN_11, COS_10)
+                        + z * (pick(SIN_13, COS_12) + z * (pick(SIN_15, COS_14) + z * pick(SIN_17, COS_16)))))));
+    // sin r = r + r z p, cos r = 1 + z p.
+    let m = if odd { r } else { 1.0 };
+    let v = m + m * (z * p);
+    // cos x is cos r, -sin r, -cos r, sin r for k = 0, 1, 2, 3 (mod 4).
+    if (k + 1) & 2 == 0 { v } else { -v }
+}
+
+/// ciede.c `get_upcase_t`'s double sum, 1 - 0.17 cos(h - pi/6) + 0.24
+/// cos(2h) + 0.32 cos(3h + pi/30) - 0.20 cos(4h - 63 pi/180), in its
+/// order, with `cos` given: `cos_estimate` puts it within 2^-48.5 of the
+/// exact sum (four cosines 2^-51 off, each scaled by under 1/3, and up to
+/// a unit of 2^-52 where each product and sum rounds otherwise).
+#[inline(always)]
+pub fn upcase_t_sum(h: f64, cos: impl Fn(f64) -> f64) -> f64 {
+    1.0 - T_1 * cos(h - PI_6) + T_2 * cos(2.0 * h) + T_3 * cos(3.0 * h + PI_30) - T_4 * cos(4.0 * h - PI7_20)
+}
+
+/// ciede.c `get_upcase_t` as the GPU kernels compute it: the sum with
+/// [`cos_estimate`], rounded to float where it is above 1/4 (T lies in
+/// [0.36, 1.58]) and no midpoint between floats lies within
+/// [`ESTIMATE_MARGIN`] ulps; else with [`cos`]. Equal to the sum with
+/// [`cos`] rounded to float on every h (the tests hold it there).
+#[inline(always)]
+pub fn upcase_t_f32(h: f32, margin: i32) -> f32 {
+    let h = f64::from(h);
+    let t = upcase_t_sum(h, cos_estimate);
+    if t > 0.25 && !near_float_midpoint(t, margin) { t as f32 } else { upcase_t_sum(h, cos) as f32 }
 }
 
 /// `pow(c, 7)` for a float c >= 0 (libvmaf's `pow(c_bar, 7)`): c^7 in
@@ -570,13 +624,53 @@ mod tests {
             let m = f64::from_bits((midpoint.to_bits() as i64 + nudge) as u64);
             let c = m * m * m;
             let a = cbrt_estimate(c);
-            fallbacks += usize::from(near_float_midpoint(a));
+            fallbacks += usize::from(near_float_midpoint(a, ESTIMATE_MARGIN));
             estimate_wrong += usize::from((a as f32) != own(c));
             assert_eq!(cbrt_f32(c, &t).to_bits(), own(c).to_bits(), "{c:e} (near a midpoint)");
         }
         // The fallback runs, and is needed.
         assert!(fallbacks > 10_000, "{fallbacks}");
         assert!(estimate_wrong > 100, "{estimate_wrong}");
+    }
+
+    #[test]
+    fn the_cosine_estimate_is_within_2_to_the_minus_51() {
+        let mut worst: f64 = 0.0;
+        for x in uniform(11, 400_000, -2.0, 40.0) {
+            worst = worst.max((cos_estimate(x) - cos(x)).abs());
+        }
+        assert!(worst < 2f64.powi(-51), "{:.2}", worst.log2());
+        // The quadrants' signs and kernels, at their ends too.
+        for k in -4..=24 {
+            for d in [-0.785, -0.3, 0.0, 0.3, 0.785] {
+                let x = f64::from(k) * std::f64::consts::FRAC_PI_2 + d;
+                assert!((cos_estimate(x) - cos(x)).abs() < 2f64.powi(-51), "{x}");
+            }
+        }
+    }
+
+    /// The kernels' T is the exact sum's float on every h of a range of
+    /// a million consecutive floats and on random h over [0, 3 pi) (h̄'
+    /// stays below 3 pi); the estimated sums stay within 2^-48.5.
+    #[test]
+    fn the_kernels_upcase_t_is_the_exact_sums_float() {
+        let (mut fallbacks, mut worst) = (0, 0f64);
+        let start = 2.0f32.to_bits();
+        let consecutive = (start..start + 1_000_000).map(f32::from_bits);
+        let random = uniform(12, 200_000, 0.0, 3.0 * std::f64::consts::PI).map(|h| h as f32);
+        for h in consecutive.chain(random) {
+            let exact = upcase_t_sum(f64::from(h), cos);
+            let estimate = upcase_t_sum(f64::from(h), cos_estimate);
+            worst = worst.max((estimate - exact).abs());
+            fallbacks += usize::from(near_float_midpoint(estimate, ESTIMATE_MARGIN));
+            assert_eq!(upcase_t_f32(h, ESTIMATE_MARGIN).to_bits(), (exact as f32).to_bits(), "{h:e}");
+        }
+        assert!(worst < 2f64.powi(-50), "{:.2}", worst.log2());
+        assert!(fallbacks > 0);
+        // With every estimate refused, T is the exact sum's.
+        for h in [0.0f32, 1.0, 2.5, 6.2, 9.0] {
+            assert_eq!(upcase_t_f32(h, i32::MAX).to_bits(), (upcase_t_sum(f64::from(h), cos) as f32).to_bits());
+        }
     }
 
     #[test]
