@@ -246,11 +246,17 @@ FUNC double sqrt_sw(double x)
     return s + residual * (0.5 * y);
 }
 
-FUNC double div_sw(double a, double b)
+FUNC double recip(double b)
 {
     double y = ULP_F64_FROM(0x7FDE623822FC16E6UL - ULP_F64_BITS(b));
     for (int n = 0; n < 4; n++)
         y = y * (2.0 - b * y);
+    return y;
+}
+
+FUNC double div_sw(double a, double b)
+{
+    const double y = recip(b);
     const double q = a * y;
     const ciede_dd p = two_prod(q, b);
     const double residual = (a - p.hi) - p.lo;
@@ -417,11 +423,111 @@ FUNC ciede_lab lab_color(ulp_u32 ys, ulp_u32 us, ulp_u32 vs, ulp_u32 scale_shift
     return lab;
 }
 
-FUNC float h_prime(float x, float y, GLOBAL const double *table)
+/* math.rs `quadrant_series`: sin(r + q pi/2) for |r| <= pi/4, the sine or
+ * cosine series chosen by q's parity without a branch. */
+#define CIEDE_PICK(s, c) (odd ? (c) : (s))
+
+FUNC double quadrant_series(double r, int q)
+{
+    const double z = r * r;
+    const int odd = (q & 1) != 0;
+    const double p =
+        CIEDE_PICK(SIN_3, -0.5) +
+        z * (CIEDE_PICK(SIN_5, COS_4) +
+             z * (CIEDE_PICK(SIN_7, COS_6) +
+                  z * (CIEDE_PICK(SIN_9, COS_8) +
+                       z * (CIEDE_PICK(SIN_11, COS_10) +
+                            z * (CIEDE_PICK(SIN_13, COS_12) +
+                                 z * (CIEDE_PICK(SIN_15, COS_14) + z * CIEDE_PICK(SIN_17, COS_16)))))));
+    const double m = odd ? 1.0 : r;
+    const double v = m + m * (z * p);
+    return (q & 2) == 0 ? v : -v;
+}
+
+/* math.rs `quadrant`, `cos_estimate`, `sin_estimate`: x = k pi/2 + r, then
+ * the series; to 2^-51 for |x| < 2^5. */
+typedef struct {
+    int k;
+    double r;
+} ciede_quadrant;
+
+FUNC ciede_quadrant quadrant(double x)
+{
+    const double kd = floor(x * TWO_OVER_PI + 0.5);
+    ciede_quadrant q;
+    q.k = (int)kd;
+    q.r = (x - kd * PIO2_1) - kd * PIO2_2;
+    return q;
+}
+
+FUNC double cos_estimate(double x)
+{
+    const ciede_quadrant q = quadrant(x);
+    return quadrant_series(q.r, q.k + 1);
+}
+
+FUNC double sin_estimate(double x)
+{
+    const ciede_quadrant q = quadrant(x);
+    return quadrant_series(q.r, q.k);
+}
+
+/* math.rs `rounds_alike`: an estimate within 2^-46 of a value may be
+ * rounded to float in its stead (a normal float's magnitude, no midpoint
+ * within `margin` ulps). */
+FUNC int rounds_alike(double v, int margin)
+{
+    return ciede_abs(v) >= 0x1p-125 && !near_float_midpoint(v, margin);
+}
+
+/* math.rs `scaled_sin_f32`: (float)(ks * sin(x)) from sin_estimate unless
+ * rounds_alike refuses it; sin_sw then. sin(±0) is sin_sw's +0, so zero
+ * products are the same zero. */
+FUNC float scaled_sin_f32(double ks, double x, int margin)
+{
+    const double v = ks * (x == 0.0 ? 0.0 : sin_estimate(x));
+    if (v == 0.0 || rounds_alike(v, margin))
+        return (float)v;
+    return (float)(ks * sin_sw(x));
+}
+
+/* math.rs `atan2_estimate` (atan2_sw's steps in plain doubles, to 2^-49)
+ * and `atan2_f32`: (float)atan2(y, x) from it unless rounds_alike refuses
+ * it; atan2_sw then. */
+FUNC double atan2_estimate(float y, float x, GLOBAL const double *table)
+{
+    const double ay = (double)ciede_absf(y), ax = (double)ciede_absf(x);
+    const int swap = ay > ax;
+    const double num = swap ? ax : ay, den = swap ? ay : ax;
+    const double t = num * recip(den);
+    const double jd = floor(t * 16.0 + 0.5);
+    const double c = jd * 0.0625;
+    const double u = (t - c) * recip(1.0 + t * c);
+    const double u2 = u * u;
+    const double au =
+        u + u * u2 * (ATAN_3 + u2 * (ATAN_5 + u2 * (ATAN_7 + u2 * (ATAN_9 + u2 * (ATAN_11 + u2 * ATAN_13)))));
+    const ulp_u32 j = (ulp_u32)jd;
+    double a = table[ATAN_AT + 2 * j] + (table[ATAN_AT + 2 * j + 1] + au);
+    if (swap)
+        a = (PIO2_HI - a) + PIO2_LO;
+    if (x < 0.0f)
+        a = (PI_HI - a) + PI_LO;
+    return (ULP_F32_BITS(y) >> 31) != 0 ? -a : a;
+}
+
+FUNC float atan2_f32(float y, float x, GLOBAL const double *table, int margin)
+{
+    const double v = atan2_estimate(y, x, table);
+    if (rounds_alike(v, margin))
+        return (float)v;
+    return (float)atan2_sw(y, x, table);
+}
+
+FUNC float h_prime(float x, float y, GLOBAL const double *table, int margin)
 {
     if (x == 0.0f && y == 0.0f)
         return 0.0f;
-    const float hue = (float)atan2_sw(x, y, table);
+    const float hue = atan2_f32(x, y, table, margin);
     return hue < 0.0f ? (float)((double)hue + TWO_PI) : hue;
 }
 
@@ -441,30 +547,6 @@ FUNC float upcase_h_bar_prime(float h1, float h2)
     return (float)((double)ADD_RN(h1, h2) / 2.0);
 }
 
-/* math.rs `cos_estimate`: cos x for |x| < 2^5 to 2^-51, the sine or cosine
- * series chosen per quadrant without a branch. */
-#define CIEDE_PICK(s, c) (odd ? (s) : (c))
-
-FUNC double cos_estimate(double x)
-{
-    const double kd = floor(x * TWO_OVER_PI + 0.5);
-    const double r = (x - kd * PIO2_1) - kd * PIO2_2;
-    const double z = r * r;
-    const int k = (int)kd;
-    const int odd = (k & 1) != 0;
-    const double p =
-        CIEDE_PICK(SIN_3, -0.5) +
-        z * (CIEDE_PICK(SIN_5, COS_4) +
-             z * (CIEDE_PICK(SIN_7, COS_6) +
-                  z * (CIEDE_PICK(SIN_9, COS_8) +
-                       z * (CIEDE_PICK(SIN_11, COS_10) +
-                            z * (CIEDE_PICK(SIN_13, COS_12) +
-                                 z * (CIEDE_PICK(SIN_15, COS_14) + z * CIEDE_PICK(SIN_17, COS_16)))))));
-    const double m = odd ? r : 1.0;
-    const double v = m + m * (z * p);
-    return ((k + 1) & 2) == 0 ? v : -v;
-}
-
 /* ciede.c get_upcase_t's sum (math.rs `upcase_t_sum`, `upcase_t_f32`):
  * with cos_estimate (within 2^-48.5 of the exact sum), rounded to float
  * where it is above 1/4 (T lies in [0.36, 1.58]) and no midpoint between
@@ -480,7 +562,7 @@ FUNC float upcase_t(float hf, int margin)
                    T_4 * cos_sw(4.0 * h - PI7_20));
 }
 
-FUNC float r_sub_t(float c_bar_prime, float h, GLOBAL const double *table)
+FUNC float r_sub_t(float c_bar_prime, float h, GLOBAL const double *table, int margin)
 {
     const float to_degrees = (float)((double)h * RAD_TO_DEG);
     const float degrees = (float)(((double)to_degrees - 275.0) * INV_25);
@@ -488,7 +570,7 @@ FUNC float r_sub_t(float c_bar_prime, float h, GLOBAL const double *table)
     const float ratio = DIV_RN(c7, ADD_RN(c7, POWF_25_7));
     const double e = 60.0 * exp_dd((double)(-MUL_RN(degrees, degrees)), 0.0, table);
     const float radians = (float)((double)(float)e * DEG_TO_RAD);
-    return (float)(-2.0 * sqrt_sw((double)ratio) * sin_sw((double)radians));
+    return scaled_sin_f32(-2.0 * sqrt_sw((double)ratio), (double)radians, margin);
 }
 
 FUNC double ciede_sq(float v)
@@ -514,15 +596,15 @@ FUNC float ciede2000(ciede_lab c1, ciede_lab c2, GLOBAL const double *table, int
     const double l50 = ciede_sq(SUB_RN(l_bar, 50.0f));
     const float s_sub_l = (float)(1.0 + div_sw(K_SL * l50, sqrt_sw(20.0 + l50)));
     const float s_sub_c = (float)(1.0 + K_SC * (double)c_bar_prime);
-    const float h_prime_1 = h_prime(c1.b, a_prime_1, table);
-    const float h_prime_2 = h_prime(c2.b, a_prime_2, table);
+    const float h_prime_1 = h_prime(c1.b, a_prime_1, table, margin);
+    const float h_prime_2 = h_prime(c2.b, a_prime_2, table, margin);
     const float delta_h = delta_h_prime(chroma1, chroma2, h_prime_1, h_prime_2);
     const float delta_upcase_h =
-        (float)(2.0 * sqrt_sw((double)MUL_RN(c_prime_1, c_prime_2)) * sin_sw((double)delta_h / 2.0));
+        scaled_sin_f32(2.0 * sqrt_sw((double)MUL_RN(c_prime_1, c_prime_2)), (double)delta_h / 2.0, margin);
     const float h_bar = upcase_h_bar_prime(h_prime_1, h_prime_2);
     const float t = upcase_t(h_bar, margin);
     const float s_sub_upcase_h = (float)(1.0 + K_SL * (double)c_bar_prime * (double)t);
-    const float r_t = r_sub_t(c_bar_prime, h_bar, table);
+    const float r_t = r_sub_t(c_bar_prime, h_bar, table, margin);
     const float lightness = DIV_RN(delta_l_prime, MUL_RN(KSUB_L, s_sub_l));
     const float chroma = DIV_RN(delta_c_prime, s_sub_c);
     const float hue = DIV_RN(delta_upcase_h, MUL_RN(4.0f, s_sub_upcase_h));

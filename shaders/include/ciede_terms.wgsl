@@ -454,7 +454,7 @@ fn h_prime(x: f32, y: f32) -> f32 {
     if x == 0.0 && y == 0.0 {
         return 0.0;
     }
-    let hue = f32(atan2_sw(x, y));
+    let hue = atan2_f32(x, y);
     if hue < 0.0 {
         return f32(widen(hue) + TWO_PI);
     }
@@ -481,18 +481,89 @@ fn upcase_h_bar_prime(h1: f32, h2: f32) -> f32 {
     return f32(widen(h1 + h2) / 2.0lf);
 }
 
-// math.rs `cos_estimate`: cos x for |x| < 2^5 to 2^-51, the sine or
-// cosine series chosen per quadrant by selects, not a branch.
-fn cos_estimate(x: f64) -> f64 {
-    let kd = floor(x * TWO_OVER_PI + 0.5lf);
-    let r = (x - kd * PIO2_1) - kd * PIO2_2;
+// math.rs `quadrant_series`: sin(r + q pi/2) for |r| <= pi/4, the sine or
+// cosine series chosen by q's parity with selects, not a branch.
+fn quadrant_series(r: f64, q: i32) -> f64 {
     let z = r * r;
-    let k = i32(kd);
-    let odd = (k & 1) != 0;
-    let p = select(-0.5lf, SIN_3, odd) + z * (select(COS_4, SIN_5, odd) + z * (select(COS_6, SIN_7, odd) + z * (select(COS_8, SIN_9, odd) + z * (select(COS_10, SIN_11, odd) + z * (select(COS_12, SIN_13, odd) + z * (select(COS_14, SIN_15, odd) + z * select(COS_16, SIN_17, odd)))))));
-    let m = select(1.0lf, r, odd);
+    let odd = (q & 1) != 0;
+    let p = select(SIN_3, -0.5lf, odd) + z * (select(SIN_5, COS_4, odd) + z * (select(SIN_7, COS_6, odd) + z * (select(SIN_9, COS_8, odd) + z * (select(SIN_11, COS_10, odd) + z * (select(SIN_13, COS_12, odd) + z * (select(SIN_15, COS_14, odd) + z * select(SIN_17, COS_16, odd)))))));
+    let m = select(r, 1.0lf, odd);
     let v = m + m * (z * p);
-    return select(-v, v, ((k + 1) & 2) == 0);
+    return select(v, -v, (q & 2) != 0);
+}
+
+// math.rs `quadrant`: x = k pi/2 + r for |x| < 2^5.
+struct Quadrant {
+    k: i32,
+    r: f64,
+}
+
+fn quadrant(x: f64) -> Quadrant {
+    let kd = floor(x * TWO_OVER_PI + 0.5lf);
+    return Quadrant(i32(kd), (x - kd * PIO2_1) - kd * PIO2_2);
+}
+
+// math.rs `cos_estimate`, `sin_estimate`: to 2^-51 for |x| < 2^5.
+fn cos_estimate(x: f64) -> f64 {
+    let q = quadrant(x);
+    return quadrant_series(q.r, q.k + 1);
+}
+
+fn sin_estimate(x: f64) -> f64 {
+    let q = quadrant(x);
+    return quadrant_series(q.r, q.k);
+}
+
+// math.rs `rounds_alike`: an estimate within 2^-46 of a value may be
+// rounded to float in its stead (a normal float's magnitude, no midpoint
+// within pc.margin ulps).
+fn rounds_alike(v: f64) -> bool {
+    return abs(v) >= 0x1p-125lf && !near_float_midpoint(v);
+}
+
+// math.rs `scaled_sin_f32`: f32(ks * sin(x)) from sin_estimate unless
+// rounds_alike refuses it; sin_sw then. sin(±0) is sin_sw's +0, so zero
+// products are the same zero.
+fn scaled_sin_f32(ks: f64, x: f64) -> f32 {
+    let v = ks * select(sin_estimate(x), 0.0lf, x == 0.0lf);
+    if v == 0.0lf || rounds_alike(v) {
+        return f32(v);
+    }
+    return f32(ks * sin_sw(x));
+}
+
+// math.rs `atan2_estimate` (atan2_sw's steps in plain doubles, to 2^-49)
+// and `atan2_f32`: f32(atan2(y, x)) from it unless rounds_alike refuses
+// it; atan2_sw then.
+fn atan2_estimate(y: f32, x: f32) -> f64 {
+    let ay = widen(abs(y));
+    let ax = widen(abs(x));
+    let swap = ay > ax;
+    let num = select(ay, ax, swap);
+    let den = select(ax, ay, swap);
+    let t = num * recip(den);
+    let jd = floor(t * 16.0lf + 0.5lf);
+    let c = jd * 0.0625lf;
+    let u = (t - c) * recip(1.0lf + t * c);
+    let u2 = u * u;
+    let au = u + u * u2 * (ATAN_3 + u2 * (ATAN_5 + u2 * (ATAN_7 + u2 * (ATAN_9 + u2 * (ATAN_11 + u2 * ATAN_13)))));
+    let j = u32(jd);
+    var a = table(ATAN_AT + 2u * j) + (table(ATAN_AT + 2u * j + 1u) + au);
+    if swap {
+        a = (PIO2_HI - a) + PIO2_LO;
+    }
+    if x < 0.0 {
+        a = (PI_HI - a) + PI_LO;
+    }
+    return select(a, -a, (bitcast<u32>(y) >> 31u) != 0u);
+}
+
+fn atan2_f32(y: f32, x: f32) -> f32 {
+    let v = atan2_estimate(y, x);
+    if rounds_alike(v) {
+        return f32(v);
+    }
+    return f32(atan2_sw(y, x));
 }
 
 // ciede.c get_upcase_t's sum (math.rs `upcase_t_sum`, `upcase_t_f32`):
@@ -515,7 +586,7 @@ fn r_sub_t(c_bar_prime: f32, h: f32) -> f32 {
     let ratio = div_rn(c7, c7 + POWF_25_7);
     let e = 60.0lf * exp_dd(widen(-(degrees * degrees)), 0.0lf);
     let radians = f32(widen(f32(e)) * DEG_TO_RAD);
-    return f32(-2.0lf * sqrt_sw(widen(ratio)) * sin_sw(widen(radians)));
+    return scaled_sin_f32(-2.0lf * sqrt_sw(widen(ratio)), widen(radians));
 }
 
 fn sq(v: f32) -> f64 {
@@ -542,7 +613,7 @@ fn ciede2000(c1: Lab, c2: Lab) -> f32 {
     let h_prime_1 = h_prime(c1.b, a_prime_1);
     let h_prime_2 = h_prime(c2.b, a_prime_2);
     let delta_h = delta_h_prime(chroma1, chroma2, h_prime_1, h_prime_2);
-    let delta_upcase_h = f32(2.0lf * sqrt_sw(widen(c_prime_1 * c_prime_2)) * sin_sw(widen(delta_h) / 2.0lf));
+    let delta_upcase_h = scaled_sin_f32(2.0lf * sqrt_sw(widen(c_prime_1 * c_prime_2)), widen(delta_h) / 2.0lf);
     let h_bar = upcase_h_bar_prime(h_prime_1, h_prime_2);
     let t = upcase_t(h_bar);
     let s_sub_upcase_h = f32(1.0lf + K_SL * widen(c_bar_prime) * widen(t));

@@ -281,20 +281,14 @@ pub fn cbrt_f32(c: f64, table: &[f64]) -> f32 {
     if near_float_midpoint(a, ESTIMATE_MARGIN) { pow(c, ONE_THIRD, table) as f32 } else { a as f32 }
 }
 
-/// cos(x) for |x| < 2^5 to within 2^-51 (absolute; ciede's T takes it
-/// of arguments up to 12 pi): x less k pi/2 (two parts of pi/2, k at most
-/// 2^5: exact, then 2^-53 |r|), then the series of sin r or cos r (|r| <=
-/// pi/4, to r^17 and r^16), one coefficient set or the other chosen per
-/// quadrant without a branch. Some 25 adds and multiplies where [`cos`]
-/// takes 60 or more, twice that where a GPU's lanes take both kernels.
+/// sin(r + q pi/2) for |r| <= pi/4 (+ a little): the series of sin r (to
+/// r^17) or cos r (to r^16), one coefficient set or the other chosen by
+/// q's parity without a branch, negated for q = 2, 3 (mod 4).
 #[inline(always)]
-pub fn cos_estimate(x: f64) -> f64 {
-    let kd = (x * TWO_OVER_PI + 0.5).floor();
-    let r = (x - kd * PIO2_1) - kd * PIO2_2;
+fn quadrant_series(r: f64, q: i64) -> f64 {
     let z = r * r;
-    let k = kd as i64;
-    let odd = k & 1 != 0;
-    let pick = |s: f64, c: f64| if odd { s } else { c };
+    let odd = q & 1 != 0;
+    let pick = |s: f64, c: f64| if odd { c } else { s };
     let p = pick(SIN_3, -0.5)
         + z * (pick(SIN_5, COS_4)
             + z * (pick(SIN_7, COS_6)
@@ -302,10 +296,89 @@ pub fn cos_estimate(x: f64) -> f64 {
                     + z * (pick(SIN_11, COS_10)
                         + z * (pick(SIN_13, COS_12) + z * (pick(SIN_15, COS_14) + z * pick(SIN_17, COS_16)))))));
     // sin r = r + r z p, cos r = 1 + z p.
-    let m = if odd { r } else { 1.0 };
+    let m = if odd { 1.0 } else { r };
     let v = m + m * (z * p);
-    // cos x is cos r, -sin r, -cos r, sin r for k = 0, 1, 2, 3 (mod 4).
-    if (k + 1) & 2 == 0 { v } else { -v }
+    if q & 2 == 0 { v } else { -v }
+}
+
+/// x = k pi/2 + r, |r| <= pi/4, for |x| < 2^5: two parts of pi/2 (k at
+/// most 2^5: the first product and difference exact, then 2^-53 |r|).
+#[inline(always)]
+fn quadrant(x: f64) -> (i64, f64) {
+    let kd = (x * TWO_OVER_PI + 0.5).floor();
+    (kd as i64, (x - kd * PIO2_1) - kd * PIO2_2)
+}
+
+/// cos(x) for |x| < 2^5 to within 2^-51 (absolute; ciede's T takes it of
+/// arguments up to 12 pi): [`quadrant`], then [`quadrant_series`]. Some
+/// 25 adds and multiplies where [`cos`] takes 60 or more, twice that where
+/// a GPU's lanes take both of its kernels.
+#[inline(always)]
+pub fn cos_estimate(x: f64) -> f64 {
+    let (k, r) = quadrant(x);
+    quadrant_series(r, k + 1)
+}
+
+/// sin(x) for |x| < 2^5 to within 2^-51 (absolute), and 2^-52 relative
+/// where |x| <= pi/4 (there r is x itself).
+#[inline(always)]
+pub fn sin_estimate(x: f64) -> f64 {
+    let (k, r) = quadrant(x);
+    quadrant_series(r, k)
+}
+
+/// Whether an estimate `v` of a value within 2^-46 (relative) may be
+/// rounded to float in its stead: its magnitude a normal float's, no
+/// midpoint between floats within `margin` ulps of it.
+#[inline(always)]
+fn rounds_alike(v: f64, margin: i32) -> bool {
+    v.abs() >= f64::from(f32::MIN_POSITIVE) * 2.0 && !near_float_midpoint(v, margin)
+}
+
+/// `(ks * sin(x)) as f32` (ciede.c's `2 sqrt(..) sin(..)` of ΔH' and
+/// `-2 sqrt(..) sin(..)` of R_T, ks their first product) as the GPU
+/// kernels compute it, for |x| < 2^5: with [`sin_estimate`] (the product
+/// within 2^-49.5), unless [`rounds_alike`] refuses it; with [`sin`] then.
+/// A zero x gives [`sin`]'s +0, and a zero ks the sign [`sin`] would give,
+/// so zero products are the same zero.
+#[inline(always)]
+pub fn scaled_sin_f32(ks: f64, x: f64, margin: i32) -> f32 {
+    let v = ks * if x == 0.0 { 0.0 } else { sin_estimate(x) };
+    if v == 0.0 || rounds_alike(v, margin) { v as f32 } else { (ks * sin(x)) as f32 }
+}
+
+/// `atan2(y, x)` of two floats, not both zero, to within 2^-49 (relative):
+/// [`atan2`]'s steps in plain doubles (its two divisions uncorrected, the
+/// table's atan(j/16) and pi/2, pi as a high part plus a low part).
+#[inline(always)]
+pub fn atan2_estimate(y: f32, x: f32, table: &[f64]) -> f64 {
+    let (ay, ax) = (f64::from(y.abs()), f64::from(x.abs()));
+    let swap = ay > ax;
+    let (num, den) = if swap { (ax, ay) } else { (ay, ax) };
+    let t = num * recip(den);
+    let jd = (t * 16.0 + 0.5).floor();
+    let c = jd * 0.0625;
+    let u = (t - c) * recip(1.0 + t * c);
+    let u2 = u * u;
+    let au = u + u * u2 * (ATAN_3 + u2 * (ATAN_5 + u2 * (ATAN_7 + u2 * (ATAN_9 + u2 * (ATAN_11 + u2 * ATAN_13)))));
+    let j = jd as usize;
+    let mut a = table[ATAN_AT + 2 * j] + (table[ATAN_AT + 2 * j + 1] + au);
+    if swap {
+        a = (PIO2_HI - a) + PIO2_LO;
+    }
+    if x < 0.0 {
+        a = (PI_HI - a) + PI_LO;
+    }
+    if y.is_sign_negative() { -a } else { a }
+}
+
+/// `atan2(y, x) as f32` (ciede.c's get_h_prime) as the GPU kernels compute
+/// it: [`atan2_estimate`] unless [`rounds_alike`] refuses it (zeros and
+/// results near a midpoint), [`atan2`] then.
+#[inline(always)]
+pub fn atan2_f32(y: f32, x: f32, table: &[f64], margin: i32) -> f32 {
+    let v = atan2_estimate(y, x, table);
+    if rounds_alike(v, margin) { v as f32 } else { atan2(y, x, table) as f32 }
 }
 
 /// ciede.c `get_upcase_t`'s double sum, 1 - 0.17 cos(h - pi/6) + 0.24
@@ -647,6 +720,107 @@ mod tests {
                 assert!((cos_estimate(x) - cos(x)).abs() < 2f64.powi(-51), "{x}");
             }
         }
+    }
+
+    #[test]
+    fn the_sine_estimate_is_within_2_to_the_minus_51_and_relatively_near_zero() {
+        let mut worst: f64 = 0.0;
+        for x in uniform(13, 400_000, -4.0, 4.0) {
+            worst = worst.max((sin_estimate(x) - sin(x)).abs());
+        }
+        assert!(worst < 2f64.powi(-51), "{:.2}", worst.log2());
+        let mut worst: f64 = 0.0;
+        for x in uniform(14, 200_000, -60.0, -0.3).map(|e| e.exp()) {
+            for x in [x, -x] {
+                worst = worst.max(((sin_estimate(x) - sin(x)) / sin(x)).abs());
+            }
+        }
+        assert!(worst < 2f64.powi(-51), "{:.2}", worst.log2());
+        assert_eq!(sin(0.0).to_bits(), 0.0f64.to_bits());
+        assert_eq!(sin(-0.0).to_bits(), 0.0f64.to_bits(), "scaled_sin_f32 takes sin(±0) to be +0");
+    }
+
+    /// The kernels' (ks sin x) as f32 is the exact product's float: random
+    /// ks and x of ciede's ranges (ΔH'/2 in [-pi/2, pi/2], R_T's radians in
+    /// [0, pi/3], down to tiny and zero), and products next to midpoints.
+    #[test]
+    fn the_kernels_scaled_sine_is_the_exact_products_float() {
+        let exact = |ks: f64, x: f64| (ks * sin(x)) as f32;
+        let mut fallbacks = 0;
+        let mut check = |ks: f64, x: f64| {
+            let v = ks * sin_estimate(x);
+            fallbacks += usize::from(v != 0.0 && !rounds_alike(v, ESTIMATE_MARGIN));
+            assert_eq!(scaled_sin_f32(ks, x, ESTIMATE_MARGIN).to_bits(), exact(ks, x).to_bits(), "{ks:e} {x:e}");
+        };
+        let ks = uniform(15, 300_000, -300.0, 300.0);
+        let xs = uniform(16, 300_000, -1.5708, 1.5708);
+        for (ks, x) in ks.zip(xs) {
+            check(ks, x);
+            check(ks, x * 1e-30);
+            check(ks, x * 1e-44);
+        }
+        for x in [0.0, -0.0, 1e-300, -1.0] {
+            for ks in [2.0, -2.0, 0.0, -0.0] {
+                check(ks, x);
+            }
+        }
+        // ks sin x next to a midpoint: ks = (midpoint above a float) / sin x.
+        for (i, x) in uniform(17, 100_000, 0.01, 1.0).enumerate() {
+            let q = (1.0 + i as f64 / 100_000.0) as f32;
+            let midpoint = (f64::from(q) + f64::from(f32::from_bits(q.to_bits() + 1))) / 2.0;
+            check(midpoint / sin(x), x);
+        }
+        assert!(fallbacks > 10_000, "{fallbacks}");
+    }
+
+    #[test]
+    fn the_atan2_estimate_is_within_2_to_the_minus_49() {
+        let t = table();
+        let mut worst: f64 = 0.0;
+        let ys = uniform(18, 400_000, -200.0, 200.0);
+        let xs = uniform(19, 400_000, -200.0, 200.0);
+        for (y, x) in ys.zip(xs) {
+            for (y, x) in [(y as f32, x as f32), ((y * 1e-6) as f32, x as f32), (y as f32, (x * 1e-6) as f32)] {
+                let exact = atan2(y, x, &t);
+                worst = worst.max(((atan2_estimate(y, x, &t) - exact) / exact).abs());
+            }
+        }
+        assert!(worst < 2f64.powi(-49), "{:.2}", worst.log2());
+    }
+
+    /// The kernels' atan2 as f32 is the exact one's float: random pairs,
+    /// the axes' zeros of both signs, and pairs whose angle lies next to a
+    /// midpoint.
+    #[test]
+    fn the_kernels_atan2_is_the_exact_ones_float() {
+        let t = table();
+        let mut fallbacks = 0;
+        let mut check = |y: f32, x: f32| {
+            fallbacks += usize::from(!rounds_alike(atan2_estimate(y, x, &t), ESTIMATE_MARGIN));
+            let exact = atan2(y, x, &t) as f32;
+            assert_eq!(atan2_f32(y, x, &t, ESTIMATE_MARGIN).to_bits(), exact.to_bits(), "atan2({y:e}, {x:e})");
+        };
+        let ys = uniform(20, 300_000, -150.0, 150.0);
+        let xs = uniform(21, 300_000, -150.0, 150.0);
+        for (y, x) in ys.zip(xs) {
+            check(y as f32, x as f32);
+        }
+        for v in [1.0f32, -1.0, 3.5e-7, -120.0] {
+            for z in [0.0f32, -0.0] {
+                check(z, v);
+                check(v, z);
+            }
+        }
+        // y / x = tan(a midpoint above a float q in (0, pi/2)), x a float:
+        // y rounds to a float, so the angle lies within about 2^-24 of the
+        // midpoint; a sweep of x brings some within the margin.
+        for (i, a) in uniform(22, 200_000, 0.05, 1.5).enumerate() {
+            let q = a as f32;
+            let midpoint = (f64::from(q) + f64::from(f32::from_bits(q.to_bits() + 1))) / 2.0;
+            let x = (1.0 + i as f64 * 1e-3) as f32;
+            check((f64::from(x) * midpoint.tan()) as f32, x);
+        }
+        assert!(fallbacks > 0, "{fallbacks}");
     }
 
     /// The kernels' T is the exact sum's float on every h of a range of
