@@ -8,7 +8,12 @@
  * src/features/ciede/math.rs (pow, exp, sin, cos, atan2, sqrt and division
  * from IEEE adds and multiplies, never contracted), with the same constants
  * (the generated block below) and tables (the `table` buffer), as
- * shaders/ciede_terms.wgsl. Floats are divided with DIV_RN.
+ * shaders/ciede_terms.wgsl. Floats are divided with DIV_RN. Where the C
+ * rounds a result to float, five steps (the cube roots, T, the two hue
+ * angles, ΔH' and R_T's sines) round a cheaper estimate instead wherever
+ * no midpoint between floats lies within its error, and take the exact
+ * function elsewhere: the same floats (math.rs `cbrt_f32`, `upcase_t_f32`,
+ * `atan2_f32`, `scaled_sin_f32`).
  */
 #include "ulp.h"
 

@@ -9,7 +9,11 @@
 // from IEEE adds and multiplies, which the build keeps unfused), with the
 // same constants (the generated block below) and tables (the `table`
 // buffer). Floats are divided with `div_rn`: Vulkan's own float division
-// may be 2.5 ulp off.
+// may be 2.5 ulp off. Where the C rounds a result to float, five steps
+// (the cube roots, T, the two hue angles, ΔH' and R_T's sines) round a
+// cheaper estimate instead wherever no midpoint between floats lies within
+// its error, and take the exact function elsewhere: the same floats
+// (math.rs `cbrt_f32`, `upcase_t_f32`, `atan2_f32`, `scaled_sin_f32`).
 
 @group(0) @binding(0) var<storage, read> ref_words: array<u32>;
 @group(0) @binding(1) var<storage, read> dis_words: array<u32>;

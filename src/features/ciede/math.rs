@@ -17,6 +17,17 @@
 //! Error-free transformations (Knuth's two-sum, Dekker's split and
 //! product) carry the extra bits where an argument reduction or a
 //! polynomial needs them.
+//!
+//! The GPU kernels also carry cheaper estimates of five results that ciede.c
+//! rounds to float ([`cbrt_f32`], [`upcase_t_f32`], [`atan2_f32`],
+//! [`scaled_sin_f32`]): each estimate's error is bounded (and measured by
+//! the tests), and it is rounded to float only where no midpoint between
+//! floats lies within [`ESTIMATE_MARGIN`] units of its last place, far
+//! more than that error; elsewhere the kernel calls the exact function.
+//! Either way the float is the one the exact function gives, which the
+//! tests hold on random inputs and on inputs made to land next to
+//! midpoints, and `tests/color.rs` holds through the kernels with the
+//! estimates on and off (`super::gpu::ESTIMATES_VAR`).
 
 use super::tables::*;
 
