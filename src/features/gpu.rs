@@ -406,17 +406,33 @@ pub fn shape_for_driver<T: Copy>(
     cpu: (&str, &str, T),
     gpu: (&str, &str, T),
 ) -> Result<T> {
+    let by_driver = if device.device_type.as_deref() == Some("cpu") { cpu.2 } else { gpu.2 };
+    env_switch(var, choice, cpu, gpu, by_driver)
+}
+
+/// A two-way environment switch (the shapes above, and the diagnostics
+/// that force one path of a feature): `choice`, the value of `var`, is the
+/// word of `a` or of `b`, or unset or empty for `default`; anything else is
+/// an error naming both words and what each does. Each side is (word, what
+/// it does, value).
+pub fn env_switch<T: Copy>(
+    var: &str,
+    choice: Option<&std::ffi::OsStr>,
+    a: (&str, &str, T),
+    b: (&str, &str, T),
+    default: T,
+) -> Result<T> {
     match choice.map(|c| c.to_str()) {
-        None | Some(Some("")) => Ok(if device.device_type.as_deref() == Some("cpu") { cpu.2 } else { gpu.2 }),
-        Some(Some(word)) if word == cpu.0 => Ok(cpu.2),
-        Some(Some(word)) if word == gpu.0 => Ok(gpu.2),
+        None | Some(Some("")) => Ok(default),
+        Some(Some(word)) if word == a.0 => Ok(a.2),
+        Some(Some(word)) if word == b.0 => Ok(b.2),
         Some(_) => bail!(
             "{var}={:?}: expected `{}` ({}) or `{}` ({}), or unset",
             choice.unwrap_or_default(),
-            cpu.0,
-            cpu.1,
-            gpu.0,
-            gpu.1
+            a.0,
+            a.1,
+            b.0,
+            b.1
         ),
     }
 }

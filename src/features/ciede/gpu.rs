@@ -62,11 +62,13 @@ const ESTIMATES_OFF: i32 = 1 << 29;
 
 /// The kernels' `margin` scalar for [`ESTIMATES_VAR`]'s value.
 fn estimate_margin(value: Option<&std::ffi::OsStr>) -> Result<i32> {
-    match value.map(|v| v.to_str()) {
-        None | Some(Some("on")) => Ok(ESTIMATE_MARGIN),
-        Some(Some("off")) => Ok(ESTIMATES_OFF),
-        Some(v) => anyhow::bail!("{ESTIMATES_VAR}={}: expected `on` or `off`", v.unwrap_or("(not UTF-8)")),
-    }
+    crate::features::gpu::env_switch(
+        ESTIMATES_VAR,
+        value,
+        ("on", "round the estimates where they round alike", ESTIMATE_MARGIN),
+        ("off", "the exact functions everywhere", ESTIMATES_OFF),
+        ESTIMATE_MARGIN,
+    )
 }
 
 /// The terms kernel for `device` (see [`TABLE_VAR`]).
@@ -216,7 +218,8 @@ mod tests {
         assert_eq!(estimate_margin(None).unwrap(), ESTIMATE_MARGIN);
         assert_eq!(estimate_margin(Some("on".as_ref())).unwrap(), ESTIMATE_MARGIN);
         assert_eq!(estimate_margin(Some("off".as_ref())).unwrap(), ESTIMATES_OFF);
+        assert_eq!(estimate_margin(Some("".as_ref())).unwrap(), ESTIMATE_MARGIN);
         let e = estimate_margin(Some("of".as_ref())).unwrap_err().to_string();
-        assert!(e.contains("ULPGATE_CIEDE_ESTIMATES=of") && e.contains("`on` or `off`"), "{e}");
+        assert!(e.contains("ULPGATE_CIEDE_ESTIMATES=\"of\"") && e.contains("`on`") && e.contains("`off`"), "{e}");
     }
 }

@@ -24,7 +24,7 @@ use crate::features::gpu::{GpuPipeline, planes_bytes, word_buffer};
 use crate::features::picture::scaler;
 use crate::fixture::Geometry;
 use crate::scores::Scores;
-use anyhow::{Result, bail, ensure};
+use anyhow::{Result, ensure};
 
 /// `ssim_convert` (kernels/ssim.cl, shaders/ssim_convert.comp): picture_copy
 /// of both lumas, `v * (1 / scaler)` (= `v / scaler`, the scaler being a
@@ -187,16 +187,14 @@ pub const TOTALS_VAR: &str = "ULPGATE_SSIM_TOTALS";
 /// `totals` [`Totals::Decide`], the sequential sums made the way `exact`
 /// is.
 fn forced_totals(totals: Totals, choice: Option<&std::ffi::OsStr>, exact: Exact) -> Result<Totals> {
-    match (totals, choice.map(|c| c.to_str())) {
-        (Totals::Decide, Some(Some("sequential"))) => Ok(Totals::Sequential(exact)),
-        (Totals::Decide, None | Some(Some("" | "decide"))) => Ok(Totals::Decide),
-        (Totals::Decide, Some(_)) => bail!(
-            "{TOTALS_VAR}={:?}: expected `sequential` (every mean from the device's sequential sum) or `decide`, \
-             or unset",
-            choice.unwrap_or_default()
-        ),
-        (totals, _) => Ok(totals),
-    }
+    let sequential = crate::features::gpu::env_switch(
+        TOTALS_VAR,
+        choice,
+        ("sequential", "every mean from the device's sequential sum", true),
+        ("decide", "the sequential sum only where the parallel one cannot decide", false),
+        false,
+    )?;
+    Ok(if sequential && totals == Totals::Decide { Totals::Sequential(exact) } else { totals })
 }
 
 /// Every kernel of the pipeline.
