@@ -556,15 +556,20 @@ FUNC float upcase_h_bar_prime(float h1, float h2)
  * with cos_estimate (within 2^-48.5 of the exact sum), rounded to float
  * where it is above 1/4 (T lies in [0.36, 1.58]) and no midpoint between
  * floats lies within `margin` ulps; else with cos_sw. */
+/* get_upcase_t's sum of the four cosines, in its order. */
+FUNC double upcase_t_sum(double c1, double c2, double c3, double c4)
+{
+    return 1.0 - T_1 * c1 + T_2 * c2 + T_3 * c3 - T_4 * c4;
+}
+
 FUNC float upcase_t(float hf, int margin)
 {
     const double h = (double)hf;
-    const double t = 1.0 - T_1 * cos_estimate(h - PI_6) + T_2 * cos_estimate(2.0 * h) +
-                     T_3 * cos_estimate(3.0 * h + PI_30) - T_4 * cos_estimate(4.0 * h - PI7_20);
+    const double x1 = h - PI_6, x2 = 2.0 * h, x3 = 3.0 * h + PI_30, x4 = 4.0 * h - PI7_20;
+    const double t = upcase_t_sum(cos_estimate(x1), cos_estimate(x2), cos_estimate(x3), cos_estimate(x4));
     if (t > 0.25 && !near_float_midpoint(t, margin))
         return (float)t;
-    return (float)(1.0 - T_1 * cos_sw(h - PI_6) + T_2 * cos_sw(2.0 * h) + T_3 * cos_sw(3.0 * h + PI_30) -
-                   T_4 * cos_sw(4.0 * h - PI7_20));
+    return (float)upcase_t_sum(cos_sw(x1), cos_sw(x2), cos_sw(x3), cos_sw(x4));
 }
 
 FUNC float r_sub_t(float c_bar_prime, float h, GLOBAL const double *table, int margin)

@@ -570,13 +570,22 @@ fn atan2_f32(y: f32, x: f32) -> f32 {
 // with cos_estimate (within 2^-48.5 of the exact sum), rounded to float
 // where it is above 1/4 (T lies in [0.36, 1.58]) and no midpoint between
 // floats lies within pc.margin ulps; else with cos_sw.
+// get_upcase_t's sum of the four cosines, in its order.
+fn upcase_t_sum(c1: f64, c2: f64, c3: f64, c4: f64) -> f64 {
+    return 1.0lf - T_1 * c1 + T_2 * c2 + T_3 * c3 - T_4 * c4;
+}
+
 fn upcase_t(hf: f32) -> f32 {
     let h = widen(hf);
-    let t = 1.0lf - T_1 * cos_estimate(h - PI_6) + T_2 * cos_estimate(2.0lf * h) + T_3 * cos_estimate(3.0lf * h + PI_30) - T_4 * cos_estimate(4.0lf * h - PI7_20);
+    let x1 = h - PI_6;
+    let x2 = 2.0lf * h;
+    let x3 = 3.0lf * h + PI_30;
+    let x4 = 4.0lf * h - PI7_20;
+    let t = upcase_t_sum(cos_estimate(x1), cos_estimate(x2), cos_estimate(x3), cos_estimate(x4));
     if t > 0.25lf && !near_float_midpoint(t) {
         return f32(t);
     }
-    return f32(1.0lf - T_1 * cos_sw(h - PI_6) + T_2 * cos_sw(2.0lf * h) + T_3 * cos_sw(3.0lf * h + PI_30) - T_4 * cos_sw(4.0lf * h - PI7_20));
+    return f32(upcase_t_sum(cos_sw(x1), cos_sw(x2), cos_sw(x3), cos_sw(x4)));
 }
 
 fn r_sub_t(c_bar_prime: f32, h: f32) -> f32 {
