@@ -121,23 +121,35 @@ pub const CUBE_ROOT_FALLBACKS: [[u32; 3]; 18] = [
 /// ciede.c `get_lab_color` of one (y, u, v) sample triple.
 #[inline(always)]
 pub fn lab_color(y: u32, u: u32, v: u32, s: &YuvScale, m: &impl Libm) -> Lab {
+    let [r, g, b] = linear_rgb(y, u, v, s, m);
+    lab_of_linear_rgb(r, g, b, m)
+}
+
+/// ciede.c `get_lab_color`'s mapped (linear) r, g, b of a sample triple.
+#[inline(always)]
+fn linear_rgb(y: u32, u: u32, v: u32, s: &YuvScale, m: &impl Libm) -> [f64; 3] {
     let (y, u, v) = (s.luma(y), s.chroma(u), s.chroma(v));
     // BT.709.
     let r = rgb_to_xyz_map(y + YUV_RV * v, m);
     let g = rgb_to_xyz_map(y - YUV_GU * u - YUV_GV * v, m);
     let b = rgb_to_xyz_map(y + YUV_BU * u, m);
-    lab_of_linear_rgb(r, g, b, m)
+    [r, g, b]
+}
+
+/// What ciede.c `get_lab_color` hands `xyz_to_lab_map`: X / Xn, Y and
+/// Z / Zn of the linear r, g, b.
+#[inline(always)]
+fn scaled_xyz(r: f64, g: f64, b: f64) -> [f64; 3] {
+    let x = r * XYZ_XR + g * XYZ_XG + b * XYZ_XB;
+    let yy = r * XYZ_YR + g * XYZ_YG + b * XYZ_YB;
+    let z = r * XYZ_ZR + g * XYZ_ZG + b * XYZ_ZB;
+    [x * INV_XN, yy, z * INV_ZN]
 }
 
 /// The rest of ciede.c `get_lab_color`, from the mapped (linear) r, g, b.
 #[inline(always)]
 fn lab_of_linear_rgb(r: f64, g: f64, b: f64, m: &impl Libm) -> Lab {
-    let x = r * XYZ_XR + g * XYZ_XG + b * XYZ_XB;
-    let yy = r * XYZ_YR + g * XYZ_YG + b * XYZ_YB;
-    let z = r * XYZ_ZR + g * XYZ_ZG + b * XYZ_ZB;
-    let x = f64::from(xyz_to_lab_map(x * INV_XN, m));
-    let yy = f64::from(xyz_to_lab_map(yy, m));
-    let z = f64::from(xyz_to_lab_map(z * INV_ZN, m));
+    let [x, yy, z] = scaled_xyz(r, g, b).map(|c| f64::from(xyz_to_lab_map(c, m)));
     Lab { l: (116.0 * yy - 16.0) as f32, a: (500.0 * (x - yy)) as f32, b: (200.0 * (yy - z)) as f32 }
 }
 
@@ -611,15 +623,8 @@ mod tests {
         let t = table_words();
         let (m, s) = (Own(&t), YuvScale::new(8));
         for (n, &[ys, us, vs]) in CUBE_ROOT_FALLBACKS.iter().enumerate() {
-            let (y, u, v) = (s.luma(ys), s.chroma(us), s.chroma(vs));
-            let r = rgb_to_xyz_map(y + YUV_RV * v, &m);
-            let g = rgb_to_xyz_map(y - YUV_GU * u - YUV_GV * v, &m);
-            let b = rgb_to_xyz_map(y + YUV_BU * u, &m);
-            let c = [
-                (r * XYZ_XR + g * XYZ_XG + b * XYZ_XB) * INV_XN,
-                r * XYZ_YR + g * XYZ_YG + b * XYZ_YB,
-                (r * XYZ_ZR + g * XYZ_ZG + b * XYZ_ZB) * INV_ZN,
-            ][n / 6];
+            let [r, g, b] = linear_rgb(ys, us, vs, &s, &m);
+            let c = scaled_xyz(r, g, b)[n / 6];
             assert!(c > LAB_EPSILON && near_float_midpoint(cbrt_estimate(c), ESTIMATE_MARGIN), "{:?}", [ys, us, vs]);
         }
     }
