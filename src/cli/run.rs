@@ -118,10 +118,15 @@ pub fn run(args: Args) -> Outcome {
     // A device asked for on the command line that does not exist is a usage
     // error (exit 2), even where vulkan is optional; a machine without a
     // loader or driver still SKIPs or ERRORs its cells as the gate says.
-    if let Some(selector) = &vulkan_device {
-        crate::backend::vulkan::check_selector(selector)
-            .map_err(|e| anyhow::anyhow!("--vulkan-device {selector}: {e}"))?;
-    }
+    // The instance the check makes is kept (`_spare`) for the backend that
+    // opens next: one loader start, not two (tens of milliseconds).
+    let _spare = match &vulkan_device {
+        Some(selector) => Some(
+            crate::backend::vulkan::check_selector(selector)
+                .map_err(|e| anyhow::anyhow!("--vulkan-device {selector}: {e}"))?,
+        ),
+        None => None,
+    };
     let arch_ids = parse_arch_ids(&args.arch_ids, &plan.gates)?;
     let offsets = match &args.gpu_calibrated {
         Some(path) => Some(Arc::new(Offsets::load(path)?)),
