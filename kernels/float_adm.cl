@@ -157,17 +157,25 @@ FUNC float fadm_divs(GLOBAL const ulp_u32 *table, ulp_u32 exact_div, float n, fl
     return MUL_RN(n, ADD_RN(xi, MUL_RN(xi, SUB_RN(1.0f, MUL_RN(d, xi)))));
 }
 
+/* adm_csf_s's second output: flt = 1/30 (a double) * |csf|. */
+FUNC float fadm_flt(float csf)
+{
+    return (float)(0.0333333351 * (double)fabs(csf));
+}
+
 /* ---------------------------------------------------------------------
  * float_adm_decouple: one work item per pixel (top + y, left + x) of one
  * scale's decouple rectangle (bands at `base`: reference a, h, v, d, then
  * distorted, each plane bw * bh). adm_decouple_s, then adm_csf_s of a and
  * of r. Writes 18 planes of `work`: r h, v, d; a h, v, d; csf(a) h, v, d;
- * flt(a) h, v, d; csf(r) h, v, d; flt(r) h, v, d. params[0] is the gain
+ * flt(a) h, v, d; csf(r) h, v, d; flt(r) h, v, d; with csf_only the two
+ * csf triples alone (what float_adm_cm_rows reads). params[0] is the gain
  * limit; `table` the rcpss table (unused with exact_div).
  * --------------------------------------------------------------------- */
 KERNEL float_adm_decouple(GLOBAL const float *bands, GLOBAL float *work, GLOBAL const ulp_u32 *table,
                           GLOBAL const double *params, ulp_u32 bw, ulp_u32 bh, ulp_u32 base, ulp_u32 top,
-                          ulp_u32 left, ulp_u32 right, float rf0, float rf1, float rf2, float cos1, ulp_u32 exact_div)
+                          ulp_u32 left, ulp_u32 right, float rf0, float rf1, float rf2, float cos1, ulp_u32 exact_div,
+                          ulp_u32 csf_only)
 {
     const ulp_u32 j = left + GLOBAL_ID(0), i = top + GROUP_ID(1);
     if (j >= right)
@@ -199,14 +207,16 @@ KERNEL float_adm_decouple(GLOBAL const float *bands, GLOBAL float *work, GLOBAL 
             rst = (float)(x > (double)t[b] ? x : (double)t[b]);
         }
         const float a = SUB_RN(t[b], rst);
-        work[(ulp_u32)b * plane + k] = rst;
-        work[(3u + (ulp_u32)b) * plane + k] = a;
         /* adm_csf_s: csf = rfactor * src, flt = 1/30 (a double) * |csf|. */
         const float ca = MUL_RN(rf[b], a), cr = MUL_RN(rf[b], rst);
         work[(6u + (ulp_u32)b) * plane + k] = ca;
-        work[(9u + (ulp_u32)b) * plane + k] = (float)(0.0333333351 * (double)fabs(ca));
         work[(12u + (ulp_u32)b) * plane + k] = cr;
-        work[(15u + (ulp_u32)b) * plane + k] = (float)(0.0333333351 * (double)fabs(cr));
+        if (!csf_only) {
+            work[(ulp_u32)b * plane + k] = rst;
+            work[(3u + (ulp_u32)b) * plane + k] = a;
+            work[(9u + (ulp_u32)b) * plane + k] = fadm_flt(ca);
+            work[(15u + (ulp_u32)b) * plane + k] = fadm_flt(cr);
+        }
     }
 }
 
@@ -417,8 +427,12 @@ KERNEL float_adm_cm(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL 
  * float_adm_cm_rows: float_adm_cm's CPU-driver shape, the same sums bit
  * for bit. Work item g < nrows takes row top + g and walks it left to
  * right, adding each pixel's nine terms to its sums in pixel order: no
- * local memory, no barrier. The threshold windows (3x3 of each of the six
- * flt planes) slide along the row: each step loads one new column.
+ * local memory, no barrier. The threshold windows (3x3 of flt of each of
+ * the six CSF planes) slide along the row: each step loads one new column.
+ * It reads the CSF planes and the reference's bands alone (the decouple
+ * writes nothing else with csf_only): flt is recomputed from the CSF with
+ * the decouple's operations (fadm_flt), and |r * rf| is |csf(r)| (the
+ * product's two orders round alike).
  * --------------------------------------------------------------------- */
 FUNC float fadm_band_sum(const float *win, float csf)
 {
@@ -448,16 +462,23 @@ KERNEL float_adm_cm_rows(GLOBAL const float *bands, GLOBAL const float *work, GL
     const ulp_u32 rws[3] = {(ulp_u32)(fadm_nb(i - 1, (int)bh) * w), (ulp_u32)(i * w),
                             (ulp_u32)(fadm_nb(i + 1, (int)bh) * w)};
     const float rf[3] = {rf0, rf1, rf2};
-    /* win[t][9]: t = 0..2 the flt planes 9 + b (CSF of a), 3..5 15 + b (CSF
-     * of r); column-major 3x3. */
-    float win[6][9];
-    const ulp_u32 first[6] = {9u, 10u, 11u, 15u, 16u, 17u};
+    /* win[t][9]: flt of the CSF planes, t = 0..2 planes 6 + b (CSF of a),
+     * 3..5 planes 12 + b (CSF of r); column-major 3x3. own[t][c]: the CSF
+     * itself on the own row, columns j (c = 0) and j + 1 (c = 1). */
+    float win[6][9], own[6][2];
+    const ulp_u32 first[6] = {6u, 7u, 8u, 12u, 13u, 14u};
     const int j0 = (int)left;
     const ulp_u32 c0[3] = {(ulp_u32)fadm_nb(j0 - 1, w), (ulp_u32)j0, (ulp_u32)fadm_nb(j0 + 1, w)};
-    for (int t = 0; t < 6; t++)
-        for (int c = 0; c < 3; c++)
-            for (int r = 0; r < 3; r++)
-                win[t][3 * c + r] = work[first[t] * plane + rws[r] + c0[c]];
+    for (int t = 0; t < 6; t++) {
+        for (int c = 0; c < 3; c++) {
+            for (int r = 0; r < 3; r++) {
+                const float csf = work[first[t] * plane + rws[r] + c0[c]];
+                win[t][3 * c + r] = fadm_flt(csf);
+                if (r == 1 && c > 0)
+                    own[t][c - 1] = csf;
+            }
+        }
+    }
     float sums[9];
     for (int k = 0; k < 9; k++)
         sums[k] = 0.0f;
@@ -467,22 +488,28 @@ KERNEL float_adm_cm_rows(GLOBAL const float *bands, GLOBAL const float *work, GL
             for (int t = 0; t < 6; t++) {
                 for (int k = 0; k < 6; k++)
                     win[t][k] = win[t][k + 3];
-                for (int r = 0; r < 3; r++)
-                    win[t][6 + r] = work[first[t] * plane + rws[r] + col];
+                own[t][0] = own[t][1];
+                for (int r = 0; r < 3; r++) {
+                    const float csf = work[first[t] * plane + rws[r] + col];
+                    win[t][6 + r] = fadm_flt(csf);
+                    if (r == 1)
+                        own[t][1] = csf;
+                }
             }
         }
         const ulp_u32 at = rws[1] + j;
         float thr_a = 0.0f, thr_r = 0.0f;
         if (!bypass_cm) {
             for (int b = 0; b < 3; b++) {
-                thr_a = ADD_RN(thr_a, fadm_band_sum(win[b], work[(6u + (ulp_u32)b) * plane + at]));
-                thr_r = ADD_RN(thr_r, fadm_band_sum(win[3 + b], work[(12u + (ulp_u32)b) * plane + at]));
+                thr_a = ADD_RN(thr_a, fadm_band_sum(win[b], own[b][0]));
+                thr_r = ADD_RN(thr_r, fadm_band_sum(win[3 + b], own[3 + b][0]));
             }
         }
         for (int b = 0; b < 3; b++) {
-            float x = SUB_RN(fabs(MUL_RN(work[(ulp_u32)b * plane + at], rf[b])), thr_a);
+            /* |r * rf| - thr_a: r's CSF is own[3 + b]; a's is own[b]. */
+            float x = SUB_RN(fabs(own[3 + b][0]), thr_a);
             sums[b] = ADD_RN(sums[b], fadm_power(x < 0.0f ? 0.0f : x, cubes, p));
-            x = SUB_RN(fabs(MUL_RN(work[(3u + (ulp_u32)b) * plane + at], rf[b])), thr_r);
+            x = SUB_RN(fabs(own[b][0]), thr_r);
             sums[3 + b] = ADD_RN(sums[3 + b], fadm_power(x < 0.0f ? 0.0f : x, cubes, p));
             x = fabs(MUL_RN(rf[b], bands[base + (1u + (ulp_u32)b) * plane + at]));
             sums[6 + b] = ADD_RN(sums[6 + b], fadm_power(x, cubes, p));

@@ -6,7 +6,9 @@
 // (libvmaf's sequential f32 sums): no work-group memory, no barrier. The
 // threshold windows (3x3 of flt, recomputed from each CSF plane: the
 // centre's CSF is then in the window too) slide along the row in
-// registers: each step loads one new column of three rows per plane.
+// registers: each step loads one new column of three rows per plane. It
+// reads the CSF planes and the reference's bands alone (the decouple
+// writes nothing else with csf_only).
 struct Params {
     bw: u32,
     bh: u32,
@@ -157,8 +159,10 @@ fn walk(g: u32, cubes: bool) {
             thr_r = thr_r + band_sum(wr1);
             thr_r = thr_r + band_sum(wr2);
         }
-        let xr = abs(vec3<f32>(work[at], work[plane + at], work[2u * plane + at]) * rf) - vec3<f32>(thr_a);
-        let xa = abs(vec3<f32>(work[3u * plane + at], work[4u * plane + at], work[5u * plane + at]) * rf) - vec3<f32>(thr_r);
+        // |r * rf| and |a * rf| are the CSF planes' own values (a
+        // product's two orders round alike): the windows' centres.
+        let xr = abs(vec3<f32>(wr0.centre, wr1.centre, wr2.centre)) - vec3<f32>(thr_a);
+        let xa = abs(vec3<f32>(wa0.centre, wa1.centre, wa2.centre)) - vec3<f32>(thr_r);
         let o = vec3<f32>(bands[pc.base + plane + at], bands[pc.base + 2u * plane + at], bands[pc.base + 3u * plane + at]);
         let mr = max(xr, vec3<f32>(0.0f));
         let ma = max(xa, vec3<f32>(0.0f));

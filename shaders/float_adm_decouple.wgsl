@@ -4,8 +4,9 @@
 // (x, y) is pixel (top + y, left + x) of one scale's decouple rectangle
 // (bands at `base`: reference a, h, v, d, then distorted, each plane
 // bw * bh). Writes 18 planes of `work`: r h, v, d; a h, v, d; csf(a) h, v,
-// d; flt(a) h, v, d; csf(r) h, v, d; flt(r) h, v, d. params[0] is the gain
-// limit; `table` the host's rcpss table (unused with exact_div).
+// d; flt(a) h, v, d; csf(r) h, v, d; flt(r) h, v, d; with csf_only the
+// two csf triples alone (what float_adm_cm_rows reads). params[0] is the
+// gain limit; `table` the host's rcpss table (unused with exact_div).
 struct Params {
     bw: u32,
     bh: u32,
@@ -18,6 +19,7 @@ struct Params {
     rf2: f32,
     cos1: f32,
     exact_div: u32,
+    csf_only: u32,
 }
 
 var<immediate> pc: Params;
@@ -93,14 +95,16 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
             rst = f32(select(f64(t[b]), x, x > f64(t[b])));
         }
         let a = t[b] - rst;
-        work[b * plane + k] = rst;
-        work[(3u + b) * plane + k] = a;
         // adm_csf_s: csf = rfactor * src, flt = 1/30 (a double) * |csf|.
         let ca = rf[b] * a;
         let cr = rf[b] * rst;
         work[(6u + b) * plane + k] = ca;
-        work[(9u + b) * plane + k] = f32(0.0333333351lf * f64(abs(ca)));
         work[(12u + b) * plane + k] = cr;
-        work[(15u + b) * plane + k] = f32(0.0333333351lf * f64(abs(cr)));
+        if (pc.csf_only == 0u) {
+            work[b * plane + k] = rst;
+            work[(3u + b) * plane + k] = a;
+            work[(9u + b) * plane + k] = f32(0.0333333351lf * f64(abs(ca)));
+            work[(15u + b) * plane + k] = f32(0.0333333351lf * f64(abs(cr)));
+        }
     }
 }

@@ -102,15 +102,17 @@ pub static FLOAT_ADM_DWT: KernelSpec =
 /// 1e-30) through the host's rcpss table, or a division where libvmaf
 /// divides: `exact_div`), then `adm_csf_s` of a and of r. 18 planes of
 /// `work`: r h, v, d; a h, v, d; csf(a) h, v, d; flt(a) h, v, d; csf(r) h,
-/// v, d; flt(r) h, v, d. Buffers: bands, work, the rcpss table (4096 u32),
-/// params (f64: the gain limit). Scalars: bw, bh, base, top, left, right,
-/// the three CSF factors (f32), cos²(1°) (f32), exact_div.
+/// v, d; flt(r) h, v, d; with `csf_only` the two CSF triples alone (all
+/// that [`FLOAT_ADM_CM_ROWS`] reads: on a CPU driver every store is a
+/// scatter). Buffers: bands, work, the rcpss table (4096 u32), params (f64:
+/// the gain limit). Scalars: bw, bh, base, top, left, right, the three CSF
+/// factors (f32), cos²(1°) (f32), exact_div, csf_only.
 pub static FLOAT_ADM_DECOUPLE: KernelSpec = KernelSpec {
     name: "float_adm_decouple",
     family: "float_adm",
     workgroup: [PIXELS_WG, 1, 1],
     buffers: 4,
-    scalars: 11,
+    scalars: 12,
 };
 
 /// `float_adm_cm` (kernels/float_adm.cl, shaders/float_adm_cm.wgsl): a
@@ -134,8 +136,11 @@ pub static FLOAT_ADM_CM: KernelSpec =
 /// row `top + g` and walks it from `left` to `right`, adding each pixel's
 /// nine terms to its sums in pixel order, with the 3x3 threshold windows
 /// sliding along the row in registers (one new column of three rows per
-/// plane and step): no local memory, no barrier. Buffers and scalars as
-/// [`FLOAT_ADM_CM`]'s, then the number of rows.
+/// plane and step): no local memory, no barrier. It reads the two CSF
+/// triples of `work` and the reference's bands alone: flt is recomputed
+/// from the CSF (the same operations as the decouple's, so the same bits),
+/// and |r * rf| is |csf(r)| (a product's two orders round alike). Buffers
+/// and scalars as [`FLOAT_ADM_CM`]'s, then the number of rows.
 pub static FLOAT_ADM_CM_ROWS: KernelSpec =
     KernelSpec { name: "float_adm_cm_rows", family: "float_adm", workgroup: [8, 1, 1], buffers: 3, scalars: 14 };
 
@@ -509,7 +514,9 @@ impl GpuPipeline for AdmGpu {
                     // bind the params buffer in its place.
                     let table = Arg::Buffer(b.table.as_ref().unwrap_or(&b.params));
                     let args = [bands, work, table, Arg::Buffer(&b.params), u(bw), u(bh), base, u(d.top), u(d.left)];
-                    let args = [&args[..], &[u(d.right), f0, f1, f2, cos1, Arg::U32(u32::from(*exact_div))]].concat();
+                    let csf_only = Arg::U32(u32::from(self.shape == Shape::Rows));
+                    let args = [&args[..], &[u(d.right), f0, f1, f2, cos1, Arg::U32(u32::from(*exact_div)), csf_only]]
+                        .concat();
                     stream.dispatch(decouple, Self::pixels(d), &args)?;
                     let flags = [Arg::U32(u32::from(config.bypass_cm)), Arg::U32(u32::from(config.cubes()))];
                     let args = [bands, work, rows, u(bw), u(bh), base, u(c.top), u(c.left), u(c.right), f0, f1, f2];
