@@ -432,7 +432,10 @@ KERNEL float_adm_cm(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL 
  * It reads the CSF planes and the reference's bands alone (the decouple
  * writes nothing else with csf_only): flt is recomputed from the CSF with
  * the decouple's operations (fadm_flt), and |r * rf| is |csf(r)| (the
- * product's two orders round alike).
+ * product's two orders round alike). Two kernels, one walk:
+ * float_adm_cm_rows for p = 3 (products of three), float_adm_cm_rows_powf
+ * for any other p; each ignores its `cubes` argument (the WGSL dialect's
+ * reason: lavapipe runs both sides of a branch on p).
  * --------------------------------------------------------------------- */
 FUNC float fadm_band_sum(const float *win, float csf)
 {
@@ -450,13 +453,10 @@ FUNC float fadm_band_sum(const float *win, float csf)
     return sum;
 }
 
-KERNEL float_adm_cm_rows(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL float *rows, ulp_u32 bw,
-                         ulp_u32 bh, ulp_u32 base, ulp_u32 top, ulp_u32 left, ulp_u32 right, float rf0, float rf1,
-                         float rf2, ulp_u32 bypass_cm, ulp_u32 cubes, float p, ulp_u32 rows_base, ulp_u32 nrows)
+FUNC void fadm_cm_rows_walk(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL float *rows, ulp_u32 bw,
+                            ulp_u32 bh, ulp_u32 base, ulp_u32 top, ulp_u32 left, ulp_u32 right, float rf0, float rf1,
+                            float rf2, ulp_u32 bypass_cm, ulp_u32 cubes, float p, ulp_u32 rows_base, ulp_u32 g)
 {
-    const ulp_u32 g = GLOBAL_ID(0);
-    if (g >= nrows)
-        return;
     const int i = (int)(top + g), w = (int)bw;
     const ulp_u32 plane = bw * bh;
     const ulp_u32 rws[3] = {(ulp_u32)(fadm_nb(i - 1, (int)bh) * w), (ulp_u32)(i * w),
@@ -517,6 +517,27 @@ KERNEL float_adm_cm_rows(GLOBAL const float *bands, GLOBAL const float *work, GL
     }
     for (ulp_u32 k = 0; k < 9; k++)
         rows[9u * (rows_base + g) + k] = sums[k];
+}
+
+KERNEL float_adm_cm_rows(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL float *rows, ulp_u32 bw,
+                         ulp_u32 bh, ulp_u32 base, ulp_u32 top, ulp_u32 left, ulp_u32 right, float rf0, float rf1,
+                         float rf2, ulp_u32 bypass_cm, ulp_u32 cubes, float p, ulp_u32 rows_base, ulp_u32 nrows)
+{
+    const ulp_u32 g = GLOBAL_ID(0);
+    if (g < nrows)
+        fadm_cm_rows_walk(bands, work, rows, bw, bh, base, top, left, right, rf0, rf1, rf2, bypass_cm, 1u, p,
+                          rows_base, g);
+}
+
+KERNEL float_adm_cm_rows_powf(GLOBAL const float *bands, GLOBAL const float *work, GLOBAL float *rows, ulp_u32 bw,
+                              ulp_u32 bh, ulp_u32 base, ulp_u32 top, ulp_u32 left, ulp_u32 right, float rf0,
+                              float rf1, float rf2, ulp_u32 bypass_cm, ulp_u32 cubes, float p, ulp_u32 rows_base,
+                              ulp_u32 nrows)
+{
+    const ulp_u32 g = GLOBAL_ID(0);
+    if (g < nrows)
+        fadm_cm_rows_walk(bands, work, rows, bw, bh, base, top, left, right, rf0, rf1, rf2, bypass_cm, 0u, p,
+                          rows_base, g);
 }
 
 /* ---------------------------------------------------------------------

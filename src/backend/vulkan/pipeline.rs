@@ -128,7 +128,9 @@ impl VkKernel {
             .name(&entry);
         let create = [vk::ComputePipelineCreateInfo::default().stage(stage).layout(kernel.layout)];
         // SAFETY: as above; the module may go once the pipeline exists.
-        let created = unsafe { device.create_compute_pipelines(shared.pipeline_cache, &create, None) };
+        let created = crate::trace::timed(&format!("vulkan: pipeline {}", spec.name), || unsafe {
+            device.create_compute_pipelines(shared.pipeline_cache, &create, None)
+        });
         // SAFETY: no longer needed by anything.
         unsafe { device.destroy_shader_module(module, None) };
         kernel.pipeline = created

@@ -140,9 +140,20 @@ pub static FLOAT_ADM_CM: KernelSpec =
 /// triples of `work` and the reference's bands alone: flt is recomputed
 /// from the CSF (the same operations as the decouple's, so the same bits),
 /// and |r * rf| is |csf(r)| (a product's two orders round alike). Buffers
-/// and scalars as [`FLOAT_ADM_CM`]'s, then the number of rows.
+/// and scalars as [`FLOAT_ADM_CM`]'s, then the number of rows. It takes
+/// p = 3 (the default: products of three) and ignores `cubes`;
+/// [`FLOAT_ADM_CM_ROWS_POWF`] takes any other p. One walk a kernel, not a
+/// branch on p: lavapipe runs both sides of every branch and builds a
+/// kernel's NIR again every run (the two walks in one kernel cost 30 ms
+/// a run there).
 pub static FLOAT_ADM_CM_ROWS: KernelSpec =
     KernelSpec { name: "float_adm_cm_rows", family: "float_adm", workgroup: [8, 1, 1], buffers: 3, scalars: 14 };
+
+/// `float_adm_cm_rows_powf` (kernels/float_adm.cl,
+/// shaders/float_adm_cm_rows_powf.wgsl): [`FLOAT_ADM_CM_ROWS`] for p other
+/// than 3, each power through the powf port; the same contract.
+pub static FLOAT_ADM_CM_ROWS_POWF: KernelSpec =
+    KernelSpec { name: "float_adm_cm_rows_powf", family: "float_adm", workgroup: [8, 1, 1], buffers: 3, scalars: 14 };
 
 /// `adm_cm_rows` (kernels/adm.cl, shaders/adm_cm_rows.wgsl): [`ADM_CM`]'s
 /// CPU-driver shape ([`Shape::Rows`]), the same row sums. Work item
@@ -192,6 +203,7 @@ pub static FLOAT_KERNELS: &[&KernelSpec] = &[
     &FLOAT_ADM_DECOUPLE,
     &FLOAT_ADM_CM,
     &FLOAT_ADM_CM_ROWS,
+    &FLOAT_ADM_CM_ROWS_POWF,
     &FLOAT_ADM_DWT0_STRIPS,
     &FLOAT_ADM_DWT_STRIPS,
 ];
@@ -349,7 +361,10 @@ pub fn float_extractor_shaped(
     let params = float::ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);
     let specs = match shape {
         Shape::Groups => [&FLOAT_ADM_DWT0, &FLOAT_ADM_DWT, &FLOAT_ADM_DECOUPLE, &FLOAT_ADM_CM],
-        Shape::Rows => [&FLOAT_ADM_DWT0_STRIPS, &FLOAT_ADM_DWT_STRIPS, &FLOAT_ADM_DECOUPLE, &FLOAT_ADM_CM_ROWS],
+        Shape::Rows => {
+            let cm = if config.cubes() { &FLOAT_ADM_CM_ROWS } else { &FLOAT_ADM_CM_ROWS_POWF };
+            [&FLOAT_ADM_DWT0_STRIPS, &FLOAT_ADM_DWT_STRIPS, &FLOAT_ADM_DECOUPLE, cm]
+        }
     };
     let kernels = load(gpu.as_ref(), specs)?;
     let (skip_scale0, gain_limit) = (config.skip_scale0, config.enhn_gain_limit);
