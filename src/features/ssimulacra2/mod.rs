@@ -24,6 +24,8 @@ mod cpu;
 pub mod gpu;
 pub mod maps;
 pub mod pyramid;
+#[cfg(target_arch = "x86_64")]
+mod rgb_avx2;
 pub mod score;
 pub mod xyb;
 
