@@ -148,7 +148,8 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
 
     let t0 = Instant::now();
     let outcome =
-        gate::execute(plan, &RunOptions { open: options.open.clone(), progress: false, ..RunOptions::default() });
+        gate::execute(plan, &RunOptions { open: options.open.clone(), progress: false, ..RunOptions::default() })
+            .map_err(anyhow::Error::msg)?;
     let gate_seconds = t0.elapsed().as_secs_f64();
     let count = |s: Status| outcome.cells.iter().filter(|c| c.status == s).count();
     let status = match (count(Status::Error), count(Status::Fail)) {

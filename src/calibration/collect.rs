@@ -114,7 +114,7 @@ pub fn collect(request: Request) -> Result<Collection> {
         max_frames: request.frames,
         ..RunOptions::default()
     };
-    let computed = gate::compute(&plan, &options);
+    let computed = gate::compute(&plan, &options).map_err(anyhow::Error::msg)?;
     let gate = &plan.gates[0];
 
     let mut fatal: Vec<String> = Vec::new();

@@ -116,17 +116,9 @@ pub fn run(args: Args) -> Outcome {
         Err(_) => DeviceSelector::Name(s),
     });
     // A device asked for on the command line that does not exist is a usage
-    // error (exit 2), even where vulkan is optional; a machine without a
-    // loader or driver still SKIPs or ERRORs its cells as the gate says.
-    // The instance the check makes is kept (`_spare`) for the backend that
-    // opens next: one loader start, not two (tens of milliseconds).
-    let _spare = match &vulkan_device {
-        Some(selector) => Some(
-            crate::backend::vulkan::check_selector(selector)
-                .map_err(|e| anyhow::anyhow!("--vulkan-device {selector}: {e}"))?,
-        ),
-        None => None,
-    };
+    // error (exit 2), even where vulkan is optional (`check_vulkan_device`:
+    // checked while the fixtures are read); a machine without a loader or
+    // driver still SKIPs or ERRORs its cells as the gate says.
     let arch_ids = parse_arch_ids(&args.arch_ids, &plan.gates)?;
     let offsets = match &args.gpu_calibrated {
         Some(path) => Some(Arc::new(Offsets::load(path)?)),
@@ -139,9 +131,10 @@ pub fn run(args: Args) -> Outcome {
         max_frames: None,
         arch_ids,
         offsets,
+        check_vulkan_device: true,
     };
     crate::trace::mark("gates loaded and planned");
-    let outcome = gate::execute(&plan, &options);
+    let outcome = gate::execute(&plan, &options).map_err(anyhow::Error::msg)?;
     crate::trace::mark("cells assembled (backends released)");
     let report = report::build(&plan, outcome);
     args.out.emit(&report, &template)?;

@@ -31,6 +31,11 @@ pub struct RunOptions {
     pub arch_ids: BTreeMap<String, String>,
     /// `--gpu-calibrated`: fitted offsets added to GPU sides before diffing.
     pub offsets: Option<Arc<Offsets>>,
+    /// `run --vulkan-device`: a selector that names no device fails the
+    /// run (a usage error, exit 2) before any side is computed, where
+    /// otherwise the vulkan backend would only be unavailable. Checked
+    /// while the fixtures are read, not before (tens of milliseconds).
+    pub check_vulkan_device: bool,
 }
 
 /// What a run produced, before it becomes a report.
@@ -89,8 +94,9 @@ impl Computed {
 }
 
 /// Opens the plan's backends and computes every side its runnable cells
-/// need, in parallel, reading each fixture once.
-pub fn compute(plan: &Plan, options: &RunOptions) -> Computed {
+/// need, in parallel, reading each fixture once. `Err` only for a
+/// `--vulkan-device` that names nothing ([`RunOptions::check_vulkan_device`]).
+pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
     let fixtures: HashMap<(usize, String), FixtureSlot> =
         plan.cells.iter().map(|c| ((c.gate, c.fixture.clone()), OnceLock::new())).collect();
     // Read the fixtures while the backends open: a GPU backend's loader and
@@ -105,8 +111,17 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Computed {
                 });
             }
         });
-        crate::trace::timed("backends opened", || open_backends(plan, &options.open))
-    });
+        // The check's instance waits in `_spare` for the vulkan backend
+        // that opens next: one loader start, not two.
+        let _spare = match (&options.open.vulkan_device, options.check_vulkan_device) {
+            (Some(selector), true) => Some(
+                crate::backend::vulkan::check_selector(selector)
+                    .map_err(|e| format!("--vulkan-device {selector}: {e}"))?,
+            ),
+            _ => None,
+        };
+        Ok::<_, String>(crate::trace::timed("backends opened", || open_backends(plan, &options.open)))
+    })?;
     crate::trace::mark("fixtures read");
 
     // The sides every runnable cell needs, each computed once.
@@ -147,12 +162,13 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Computed {
         .collect();
     bar.finish_and_clear();
     crate::trace::mark("every side computed");
-    Computed { backends, fixtures, sides }
+    Ok(Computed { backends, fixtures, sides })
 }
 
-pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
+/// Computes the sides ([`compute`]) and assembles every cell.
+pub fn execute(plan: &Plan, options: &RunOptions) -> Result<Outcome, String> {
     let started = Instant::now();
-    let computed = compute(plan, options);
+    let computed = compute(plan, options)?;
     let lookup = ArchLookup::new(&computed.backends, &options.arch_ids);
     let cells = plan.cells.iter().map(|cell| assemble(plan, &computed, &lookup, options, cell)).collect();
     let mut timing_sides: Vec<SideTiming> = computed
@@ -167,11 +183,11 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> Outcome {
         })
         .collect();
     timing_sides.sort_by(|a, b| (&a.backend, &a.feature, &a.fixture).cmp(&(&b.backend, &b.feature, &b.fixture)));
-    Outcome {
+    Ok(Outcome {
         cells,
         timing: Timing { wall_seconds: started.elapsed().as_secs_f64(), sides: timing_sides },
         warnings: lookup.warnings,
-    }
+    })
 }
 
 /// The arch_id each GPU backend's calibration lookup uses: the one its
