@@ -3,8 +3,9 @@
 // p through powf; contract: FLOAT_ADM_CM_ROWS in src/features/adm/gpu.rs).
 // One walk a kernel, not both behind a branch on p: lavapipe runs both
 // sides of every branch, and builds every kernel's NIR again each run
-// (the powf walk beside the cube walk cost 30 ms a run there). The entry
-// file also includes powf.wgsl (includes do not nest).
+// (the powf walk beside the cube walk cost 30 ms a run there). Each
+// entry file defines `power(x)`, x^p as the sums take it (a product of
+// three; powf.wgsl's port, which it includes: includes do not nest).
 struct Params {
     bw: u32,
     bh: u32,
@@ -16,7 +17,7 @@ struct Params {
     rf1: f32,
     rf2: f32,
     bypass_cm: u32,
-    cubes: u32, // the host's p = 3 flag: each entry point fixes its walk
+    cubes: u32, // the host's p = 3 flag: each entry point fixes its power
     p: f32,
     rows_base: u32,
     rows: u32,
@@ -89,16 +90,8 @@ fn band_sum(w: Win) -> f32 {
 }
 
 
-// x^p as the sums take it: a product of three for p = 3.
-fn power(x: f32, cubes: bool) -> f32 {
-    if (cubes) {
-        return x * x * x;
-    }
-    return powf(x, pc.p);
-}
-
 // Row top + g's nine sums.
-fn walk(g: u32, cubes: bool) {
+fn walk(g: u32) {
     let i = i32(pc.top + g);
     let w = i32(pc.bw);
     let plane = pc.bw * pc.bh;
@@ -147,9 +140,9 @@ fn walk(g: u32, cubes: bool) {
         let mr = max(xr, vec3<f32>(0.0f));
         let ma = max(xa, vec3<f32>(0.0f));
         let d = abs(rf * o);
-        num = num + vec3<f32>(power(mr.x, cubes), power(mr.y, cubes), power(mr.z, cubes));
-        aim = aim + vec3<f32>(power(ma.x, cubes), power(ma.y, cubes), power(ma.z, cubes));
-        den = den + vec3<f32>(power(d.x, cubes), power(d.y, cubes), power(d.z, cubes));
+        num = num + vec3<f32>(power(mr.x), power(mr.y), power(mr.z));
+        aim = aim + vec3<f32>(power(ma.x), power(ma.y), power(ma.z));
+        den = den + vec3<f32>(power(d.x), power(d.y), power(d.z));
     }
     let out = 9u * (pc.rows_base + g);
     rows[out] = num.x;
