@@ -8,22 +8,14 @@
 // centre's CSF is then in the window too) slide along the row in
 // registers: each step loads one new column of three rows per plane. It
 // reads the CSF planes and the reference's bands alone (the decouple
-// writes nothing else with csf_only). This entry point takes p = 3 (the
+// writes nothing else with csf_only). This kernel takes p = 3 (the
 // default: a product of three); float_adm_cm_rows_powf any other p. The
-// walk is shaders/include/float_adm_cm_rows_walk.wgsl.
+// entry point and the walk are shaders/include/float_adm_cm_rows_walk.wgsl.
 #include "float_adm_cm_rows_walk.wgsl"
 
 // x^3 as the sums take it: (x * x) * x. No powf in this module: lavapipe
-// translates every function a module holds, used or not.
+// builds a kernel's NIR every run, and a powf call that a constant would
+// fold away is translated first all the same.
 fn power(x: f32) -> f32 {
     return x * x * x;
-}
-
-@compute @workgroup_size(8, 1, 1)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let g = gid.x;
-    if (g >= pc.rows) {
-        return;
-    }
-    walk(g);
 }

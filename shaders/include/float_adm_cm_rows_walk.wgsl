@@ -1,10 +1,10 @@
-// float_adm_cm_rows' walk, shared by its two entry points
+// float_adm_cm_rows' entry point and walk, shared by its two kernels
 // (shaders/float_adm_cm_rows.wgsl: p = 3, float_adm_cm_rows_powf.wgsl: any
 // p through powf; contract: FLOAT_ADM_CM_ROWS in src/features/adm/gpu.rs).
 // One walk a kernel, not both behind a branch on p: lavapipe runs both
 // sides of every branch, and builds every kernel's NIR again each run
 // (the powf walk beside the cube walk cost 30 ms a run there). Each
-// entry file defines `power(x)`, x^p as the sums take it (a product of
+// kernel's file defines `power(x)`, x^p as the sums take it (a product of
 // three; powf.wgsl's port, which it includes: includes do not nest).
 struct Params {
     bw: u32,
@@ -89,6 +89,16 @@ fn band_sum(w: Win) -> f32 {
     return sum;
 }
 
+
+// Work item g takes row top + g (launch [ceil(rows / 8), 1, 1]).
+@compute @workgroup_size(8, 1, 1)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let g = gid.x;
+    if (g >= pc.rows) {
+        return;
+    }
+    walk(g);
+}
 
 // Row top + g's nine sums.
 fn walk(g: u32) {
