@@ -474,16 +474,14 @@ FUNC void adm_vert0(GLOBAL const ulp_u8 *src, const int *rws, int col, ulp_u32 b
     *hi = adm_i16(((ulp_i32)acc_hi + add) >> bpc);
 }
 
-KERNEL adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL ulp_i32 *bands, ulp_u32 width,
-                       ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc, ulp_u32 out_base, ulp_u32 lo_only)
+/* One strip of row i from column `first` of picture img (both kernels'
+ * body). */
+FUNC void adm_dwt0_strip(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL ulp_i32 *bands, ulp_u32 width,
+                         ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc, ulp_u32 out_base, ulp_u32 lo_only,
+                         int img, int i, int first)
 {
     const int w = (int)width, h = (int)height;
     const int bw = (w + 1) / 2, bh = (h + 1) / 2;
-    /* Work item x takes strip x % strips of row x / strips. */
-    const int strips = (bw + ADM_STRIP - 1) / ADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
-    if (x >= strips * bh)
-        return;
-    const int i = x / strips, first = (x % strips) * ADM_STRIP;
     const int last = first + ADM_STRIP < bw ? first + ADM_STRIP : bw;
     GLOBAL const ulp_u8 *src = img == 0 ? ref : dis;
     int rws[4];
@@ -518,6 +516,41 @@ KERNEL adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBA
         hi[1] = hi[3];
     }
 }
+
+KERNEL adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL ulp_i32 *bands, ulp_u32 width,
+                       ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc, ulp_u32 out_base, ulp_u32 lo_only,
+                       ulp_u32 edges)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    /* Work item x takes strip x % strips of row x / strips, or with
+     * edges the first (x even) or last strip of row x / 2. */
+    const int strips = (bw + ADM_STRIP - 1) / ADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    const int per_row = edges ? 2 : strips;
+    if (x >= per_row * bh)
+        return;
+    const int k = edges ? ((x & 1) ? strips - 1 : 0) : x % strips;
+    adm_dwt0_strip(ref, dis, bands, width, height, bytes_per_sample, bpc, out_base, lo_only, img, x / per_row,
+        k * ADM_STRIP);
+}
+
+/* adm_dwt0_words: adm_dwt0_strips for the inner strips (1 .. strips - 2 of each
+ * row), where the WGSL dialect reads words; here the same strip body. */
+KERNEL adm_dwt0_words(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL ulp_i32 *bands, ulp_u32 width,
+                       ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc, ulp_u32 out_base, ulp_u32 lo_only,
+                       ulp_u32 edges)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    const int strips = (bw + ADM_STRIP - 1) / ADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    const int inner = strips - 2;
+    (void)edges;
+    if (x >= inner * bh)
+        return;
+    adm_dwt0_strip(ref, dis, bands, width, height, bytes_per_sample, bpc, out_base, lo_only, img, x / inner,
+        (1 + x % inner) * ADM_STRIP);
+}
+
 
 /* Column col's vertical pass at scales 1-3, rounded by the scale's shift. */
 FUNC void adm_vert(GLOBAL const ulp_i32 *src, const int *rws, int col, ulp_i64 add_vp, ulp_u32 shift_vp, ulp_i32 *lo,

@@ -572,17 +572,14 @@ FUNC void fadm_vert(GLOBAL const float *src, const int *rws, int col, float *lo,
     *hi = fadm_filter(1, s);
 }
 
-KERNEL float_adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *bands, ulp_u32 width,
-                             ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 out_base,
-                             ulp_u32 lo_only)
+/* One strip of row i from column `first` of picture img (both kernels'
+ * body). */
+FUNC void fadm_dwt0_strip(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *bands, ulp_u32 width,
+                          ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 out_base,
+                          ulp_u32 lo_only, int img, int i, int first)
 {
     const int w = (int)width, h = (int)height;
     const int bw = (w + 1) / 2, bh = (h + 1) / 2;
-    /* Work item x takes strip x % strips of row x / strips. */
-    const int strips = (bw + FADM_STRIP - 1) / FADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
-    if (x >= strips * bh)
-        return;
-    const int i = x / strips, first = (x % strips) * FADM_STRIP;
     const int last = first + FADM_STRIP < bw ? first + FADM_STRIP : bw;
     GLOBAL const ulp_u8 *src = img == 0 ? ref : dis;
     int rws[4];
@@ -602,6 +599,41 @@ KERNEL float_adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis,
         hi[1] = hi[3];
     }
 }
+
+KERNEL float_adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *bands, ulp_u32 width,
+                             ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 out_base,
+                             ulp_u32 lo_only, ulp_u32 edges)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    /* Work item x takes strip x % strips of row x / strips, or with
+     * edges the first (x even) or last strip of row x / 2. */
+    const int strips = (bw + FADM_STRIP - 1) / FADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    const int per_row = edges ? 2 : strips;
+    if (x >= per_row * bh)
+        return;
+    const int k = edges ? ((x & 1) ? strips - 1 : 0) : x % strips;
+    fadm_dwt0_strip(ref, dis, bands, width, height, bytes_per_sample, inv_scaler, out_base, lo_only, img,
+        x / per_row, k * FADM_STRIP);
+}
+
+/* float_adm_dwt0_words: float_adm_dwt0_strips for the inner strips (1 .. strips - 2 of each
+ * row), where the WGSL dialect reads words; here the same strip body. */
+KERNEL float_adm_dwt0_words(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *bands, ulp_u32 width,
+                             ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 out_base,
+                             ulp_u32 lo_only, ulp_u32 edges)
+{
+    const int w = (int)width, h = (int)height;
+    const int bw = (w + 1) / 2, bh = (h + 1) / 2;
+    const int strips = (bw + FADM_STRIP - 1) / FADM_STRIP, x = (int)GLOBAL_ID(0), img = (int)GROUP_ID(2);
+    const int inner = strips - 2;
+    (void)edges;
+    if (x >= inner * bh)
+        return;
+    fadm_dwt0_strip(ref, dis, bands, width, height, bytes_per_sample, inv_scaler, out_base, lo_only, img, x / inner,
+        (1 + x % inner) * FADM_STRIP);
+}
+
 
 KERNEL float_adm_dwt_strips(GLOBAL float *bands, ulp_u32 width, ulp_u32 height, ulp_u32 in_base, ulp_u32 in_plane,
                             ulp_u32 out_base)

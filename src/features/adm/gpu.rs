@@ -174,9 +174,33 @@ const STRIP: usize = 16;
 /// (those below bw) of row `i = x / strips`, strip `k = x % strips`,
 /// computing each column's vertical pass once (an output's last two
 /// columns are the next one's first two). Buffers and scalars as
-/// [`ADM_DWT0`]'s.
+/// [`ADM_DWT0`]'s, then `edges`: when not 0, each row's first and last
+/// strip alone (work item x: row `x / 2`, strip 0 or `strips - 1`; launch
+/// `[ceil(2 * bh / 8), 1, 2]`), the rest being [`ADM_DWT0_WORDS`]'s.
 pub static ADM_DWT0_STRIPS: KernelSpec =
-    KernelSpec { name: "adm_dwt0_strips", family: "adm", workgroup: [8, 1, 1], buffers: 3, scalars: 6 };
+    KernelSpec { name: "adm_dwt0_strips", family: "adm", workgroup: [8, 1, 1], buffers: 3, scalars: 7 };
+
+/// `adm_dwt0_words` (kernels/adm.cl, shaders/adm_dwt0_words.wgsl):
+/// [`ADM_DWT0_STRIPS`] for the inner strips `1 ..= strips - 2` of each row
+/// (work item x: row `x / (strips - 2)`, strip `1 + x % (strips - 2)`;
+/// launch `[ceil((strips - 2) * bh / 8), 1, 2]`), run only on 8-bit
+/// pictures whose width is a multiple of 4 ([`words_apply`]): no column of
+/// an inner strip is mirrored and its rows start on 32-bit words, so the
+/// WGSL dialect reads a word a row for two outputs (the C dialect runs the
+/// strip body). A kernel of its own, not a branch: lavapipe runs both sides
+/// of every branch, and the general path beside the word path was 40% of
+/// the wavelet's time there. Buffers and scalars as [`ADM_DWT0_STRIPS`]'s
+/// (`edges` unused).
+pub static ADM_DWT0_WORDS: KernelSpec =
+    KernelSpec { name: "adm_dwt0_words", family: "adm", workgroup: [8, 1, 1], buffers: 3, scalars: 7 };
+
+/// Whether [`ADM_DWT0_WORDS`] (and [`FLOAT_ADM_DWT0_WORDS`]) take the inner
+/// strips of `geometry`'s scale 0: 8-bit samples, a width that is a
+/// multiple of 4 (rows start on words), and at least three strips a row.
+fn words_apply(geometry: &Geometry) -> bool {
+    let bw = (geometry.width as usize).div_ceil(2);
+    geometry.bytes_per_sample() == 1 && geometry.width.is_multiple_of(4) && bw.div_ceil(STRIP) >= 3
+}
 
 /// `adm_dwt_strips` (kernels/adm.cl, shaders/adm_dwt_strips.wgsl):
 /// [`ADM_DWT`]'s CPU-driver shape, strips as [`ADM_DWT0_STRIPS`]'s.
@@ -187,7 +211,13 @@ pub static ADM_DWT_STRIPS: KernelSpec =
 /// shaders/float_adm_dwt0_strips.wgsl): [`FLOAT_ADM_DWT0`]'s CPU-driver
 /// shape, the same bits, strips as [`ADM_DWT0_STRIPS`]'s.
 pub static FLOAT_ADM_DWT0_STRIPS: KernelSpec =
-    KernelSpec { name: "float_adm_dwt0_strips", family: "float_adm", workgroup: [8, 1, 1], buffers: 3, scalars: 6 };
+    KernelSpec { name: "float_adm_dwt0_strips", family: "float_adm", workgroup: [8, 1, 1], buffers: 3, scalars: 7 };
+
+/// `float_adm_dwt0_words` (kernels/float_adm.cl,
+/// shaders/float_adm_dwt0_words.wgsl): [`FLOAT_ADM_DWT0_STRIPS`] for the
+/// inner strips, as [`ADM_DWT0_WORDS`] for [`ADM_DWT0_STRIPS`].
+pub static FLOAT_ADM_DWT0_WORDS: KernelSpec =
+    KernelSpec { name: "float_adm_dwt0_words", family: "float_adm", workgroup: [8, 1, 1], buffers: 3, scalars: 7 };
 
 /// `float_adm_dwt_strips` (kernels/float_adm.cl,
 /// shaders/float_adm_dwt_strips.wgsl): [`FLOAT_ADM_DWT`]'s CPU-driver
@@ -196,7 +226,7 @@ pub static FLOAT_ADM_DWT_STRIPS: KernelSpec =
     KernelSpec { name: "float_adm_dwt_strips", family: "float_adm", workgroup: [8, 1, 1], buffers: 1, scalars: 5 };
 
 pub static INTEGER_KERNELS: &[&KernelSpec] =
-    &[&ADM_DWT0, &ADM_DWT, &ADM_DECOUPLE, &ADM_CM, &ADM_CM_ROWS, &ADM_DWT0_STRIPS, &ADM_DWT_STRIPS];
+    &[&ADM_DWT0, &ADM_DWT, &ADM_DECOUPLE, &ADM_CM, &ADM_CM_ROWS, &ADM_DWT0_STRIPS, &ADM_DWT0_WORDS, &ADM_DWT_STRIPS];
 pub static FLOAT_KERNELS: &[&KernelSpec] = &[
     &FLOAT_ADM_DWT0,
     &FLOAT_ADM_DWT,
@@ -205,6 +235,7 @@ pub static FLOAT_KERNELS: &[&KernelSpec] = &[
     &FLOAT_ADM_CM_ROWS,
     &FLOAT_ADM_CM_ROWS_POWF,
     &FLOAT_ADM_DWT0_STRIPS,
+    &FLOAT_ADM_DWT0_WORDS,
     &FLOAT_ADM_DWT_STRIPS,
 ];
 
@@ -302,6 +333,8 @@ struct AdmGpu {
     layout: Layout,
     variant: Variant,
     kernels: [Kernel; 4],
+    /// The inner strips' wavelet ([`ADM_DWT0_WORDS`]), where it applies.
+    words: Option<Kernel>,
     shape: Shape,
     skip_scale0: bool,
     gain_limit: f64,
@@ -332,12 +365,14 @@ pub fn integer_extractor_shaped(
         Shape::Rows => [&ADM_DWT0_STRIPS, &ADM_DWT_STRIPS, &ADM_DECOUPLE, &ADM_CM_ROWS],
     };
     let kernels = load(gpu.as_ref(), specs)?;
+    let words = load_words(gpu.as_ref(), geometry, shape, &ADM_DWT0_WORDS)?;
     let (skip_scale0, gain_limit) = (config.skip_scale0, config.enhn_gain_limit);
     let pipeline = AdmGpu {
         geometry: *geometry,
         layout: Layout::new(geometry, 10, skip_scale0),
         variant: Variant::Integer { config, params },
         kernels,
+        words,
         shape,
         skip_scale0,
         gain_limit,
@@ -367,17 +402,27 @@ pub fn float_extractor_shaped(
         }
     };
     let kernels = load(gpu.as_ref(), specs)?;
+    let words = load_words(gpu.as_ref(), geometry, shape, &FLOAT_ADM_DWT0_WORDS)?;
     let (skip_scale0, gain_limit) = (config.skip_scale0, config.enhn_gain_limit);
     let pipeline = AdmGpu {
         geometry: *geometry,
         layout: Layout::new(geometry, 18, skip_scale0),
         variant: Variant::Float { config, params, exact_div },
         kernels,
+        words,
         shape,
         skip_scale0,
         gain_limit,
     };
     GpuExtractor::boxed(gpu, pipeline)
+}
+
+/// The inner strips' wavelet for the rows shape, where [`words_apply`].
+fn load_words(gpu: &dyn Gpu, geometry: &Geometry, shape: Shape, spec: &'static KernelSpec) -> Result<Option<Kernel>> {
+    match shape {
+        Shape::Rows if words_apply(geometry) => Ok(Some(gpu.load_kernel(spec)?)),
+        _ => Ok(None),
+    }
 }
 
 fn load(gpu: &dyn Gpu, specs: [&'static KernelSpec; 4]) -> Result<[Kernel; 4]> {
@@ -464,22 +509,21 @@ impl GpuPipeline for AdmGpu {
         let (reference, distorted, bands) =
             (Arg::Buffer(&b.reference), Arg::Buffer(&b.distorted), Arg::Buffer(&b.bands));
         let (w, h, bps) = (Arg::U32(g.width), Arg::U32(g.height), u(g.bytes_per_sample()));
-        match &self.variant {
-            Variant::Integer { .. } => {
-                let bpc = Arg::U32(u32::from(g.bit_depth));
-                stream.dispatch(
-                    dwt0,
-                    groups0,
-                    &[reference, distorted, bands, w, h, bps, bpc, u(0), Arg::U32(lo_only)],
-                )?;
-            }
-            Variant::Float { .. } => {
-                let inv = Arg::F32(1.0 / scaler(g.bit_depth));
-                stream.dispatch(
-                    dwt0,
-                    groups0,
-                    &[reference, distorted, bands, w, h, bps, inv, u(0), Arg::U32(lo_only)],
-                )?;
+        let depth = match &self.variant {
+            Variant::Integer { .. } => Arg::U32(u32::from(g.bit_depth)),
+            Variant::Float { .. } => Arg::F32(1.0 / scaler(g.bit_depth)),
+        };
+        let args = [reference, distorted, bands, w, h, bps, depth, u(0), Arg::U32(lo_only)];
+        match (self.shape, &self.words) {
+            (Shape::Groups, _) => stream.dispatch(dwt0, groups0, &args)?,
+            (Shape::Rows, None) => stream.dispatch(dwt0, groups0, &[&args[..], &[u(0)]].concat())?,
+            // Each row's first and last strip, then the inner ones.
+            (Shape::Rows, Some(words)) => {
+                let edges = [groups_for(2 * bh0, ADM_DWT0_STRIPS.workgroup[0]), 1, 2];
+                stream.dispatch(dwt0, edges, &[&args[..], &[u(1)]].concat())?;
+                let inner = (bw0.div_ceil(STRIP) - 2) * bh0;
+                let launch = [groups_for(inner, ADM_DWT0_WORDS.workgroup[0]), 1, 2];
+                stream.dispatch(words, launch, &[&args[..], &[u(0)]].concat())?;
             }
         }
         for s in 0..4 {
