@@ -6,9 +6,9 @@
 // mirrored, output j's new columns 2j + 1 and 2j + 2 and output j + 1's
 // 2j + 3 and 2j + 4 are bytes 1, 2, 3 of one word and byte 0 of the next:
 // one load a row for two outputs. The samples, and so the bits, are the
-// general path's. Needs ref_words, dis_words, and the kernel's
-// vert_of(samples of one column's four rows) and
-// emit(output, plane, columns 2j - 1 .. 2j + 2).
+// general path's. Needs ref_words, dis_words, mirror, STRIP, pc (width,
+// height, out_base), and the kernel's vert_of(samples of one column's
+// four rows) and emit(output, plane, columns 2j - 1 .. 2j + 2).
 
 // Whether strip [first, last) of a row of width w takes the word path:
 // 8-bit, rows word-aligned, columns 2 * first - 1 .. 2 * last unmirrored,
@@ -54,4 +54,27 @@ fn words_strip(img: u32, rws: vec4<i32>, first: i32, last: i32, o_first: u32, pl
         k += 1u;
         o += 2u;
     }
+}
+
+// The word kernels' body (adm_dwt0_words, float_adm_dwt0_words): work item
+// x of picture img takes inner strip 1 + x % inner of row x / inner (inner
+// = strips - 2; the host runs these kernels where every inner strip takes
+// the word path, and *_dwt0_strips with `edges` on each row's first and
+// last strip).
+fn words_kernel(x: i32, img: u32) {
+    let w = i32(pc.width);
+    let h = i32(pc.height);
+    let bw = (w + 1) / 2;
+    let bh = (h + 1) / 2;
+    let strips = (bw + i32(STRIP) - 1) / i32(STRIP);
+    let inner = strips - 2;
+    if (x >= inner * bh) {
+        return;
+    }
+    let i = x / inner;
+    let first = (1 + x % inner) * i32(STRIP);
+    let last = min(first + i32(STRIP), bw);
+    let rws = vec4<i32>(mirror(2 * i - 1, h) * w, mirror(2 * i, h) * w, mirror(2 * i + 1, h) * w, mirror(2 * i + 2, h) * w);
+    let plane = u32(bw * bh);
+    words_strip(img, rws, first, last, pc.out_base + img * 4u * plane + u32(i * bw + first), plane);
 }
