@@ -531,14 +531,15 @@ KERNEL adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBA
         return;
     const int k = edges ? ((x & 1) ? strips - 1 : 0) : x % strips;
     adm_dwt0_strip(ref, dis, bands, width, height, bytes_per_sample, bpc, out_base, lo_only, img, x / per_row,
-        k * ADM_STRIP);
+                   k * ADM_STRIP);
 }
 
-/* adm_dwt0_words: adm_dwt0_strips for the inner strips (1 .. strips - 2 of each
- * row), where the WGSL dialect reads words; here the same strip body. */
+/* adm_dwt0_words: adm_dwt0_strips for the inner strips (1 .. strips - 2
+ * of each row), where the WGSL dialect reads words; here the same strip
+ * body. */
 KERNEL adm_dwt0_words(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL ulp_i32 *bands, ulp_u32 width,
-                       ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc, ulp_u32 out_base, ulp_u32 lo_only,
-                       ulp_u32 edges)
+                      ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc, ulp_u32 out_base, ulp_u32 lo_only,
+                      ulp_u32 edges)
 {
     const int w = (int)width, h = (int)height;
     const int bw = (w + 1) / 2, bh = (h + 1) / 2;
@@ -548,9 +549,8 @@ KERNEL adm_dwt0_words(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL
     if (x >= inner * bh)
         return;
     adm_dwt0_strip(ref, dis, bands, width, height, bytes_per_sample, bpc, out_base, lo_only, img, x / inner,
-        (1 + x % inner) * ADM_STRIP);
+                   (1 + x % inner) * ADM_STRIP);
 }
-
 
 /* Column col's vertical pass at scales 1-3, rounded by the scale's shift. */
 FUNC void adm_vert(GLOBAL const ulp_i32 *src, const int *rws, int col, ulp_i64 add_vp, ulp_u32 shift_vp, ulp_i32 *lo,

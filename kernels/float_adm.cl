@@ -614,14 +614,15 @@ KERNEL float_adm_dwt0_strips(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis,
         return;
     const int k = edges ? ((x & 1) ? strips - 1 : 0) : x % strips;
     fadm_dwt0_strip(ref, dis, bands, width, height, bytes_per_sample, inv_scaler, out_base, lo_only, img,
-        x / per_row, k * FADM_STRIP);
+                    x / per_row, k * FADM_STRIP);
 }
 
-/* float_adm_dwt0_words: float_adm_dwt0_strips for the inner strips (1 .. strips - 2 of each
- * row), where the WGSL dialect reads words; here the same strip body. */
+/* float_adm_dwt0_words: float_adm_dwt0_strips for the inner strips (1 ..
+ * strips - 2 of each row), where the WGSL dialect reads words; here the
+ * same strip body. */
 KERNEL float_adm_dwt0_words(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *bands, ulp_u32 width,
-                             ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 out_base,
-                             ulp_u32 lo_only, ulp_u32 edges)
+                            ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 out_base,
+                            ulp_u32 lo_only, ulp_u32 edges)
 {
     const int w = (int)width, h = (int)height;
     const int bw = (w + 1) / 2, bh = (h + 1) / 2;
@@ -631,9 +632,8 @@ KERNEL float_adm_dwt0_words(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, 
     if (x >= inner * bh)
         return;
     fadm_dwt0_strip(ref, dis, bands, width, height, bytes_per_sample, inv_scaler, out_base, lo_only, img, x / inner,
-        (1 + x % inner) * FADM_STRIP);
+                    (1 + x % inner) * FADM_STRIP);
 }
-
 
 KERNEL float_adm_dwt_strips(GLOBAL float *bands, ulp_u32 width, ulp_u32 height, ulp_u32 in_base, ulp_u32 in_plane,
                             ulp_u32 out_base)

@@ -82,8 +82,10 @@ fn geometries(min: u32) -> Vec<LoadedFixture> {
         // Wider than a work group (64) at scale 0.
         fixture(161, 34, 8, Chroma::Yuv444, 5),
         // 8-bit rows on 32-bit words: the CPU drivers' wavelet reads whole
-        // words in its inner strips (adm_words.wgsl), mirrors at both ends.
+        // words in its inner strips (adm_dwt0_words), mirrors at both ends.
         fixture(132, 36, 8, Chroma::Yuv420, 6),
+        // Three strips a row: one inner strip between the two edge ones.
+        fixture(68, 34, 8, Chroma::Yuv420, 7),
     ]
 }
 

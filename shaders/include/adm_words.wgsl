@@ -1,5 +1,5 @@
-// The ADM wavelets' 8-bit fast path on CPU drivers (adm_dwt0_strips,
-// float_adm_dwt0_strips): on lavapipe every storage-buffer load costs a
+// The ADM wavelets' 8-bit fast path on CPU drivers (adm_dwt0_words,
+// float_adm_dwt0_words): on lavapipe every storage-buffer load costs a
 // lane about as much as a dozen ALU operations, and the general path
 // loads one 32-bit word per 8-bit sample, four columns an output. Where
 // rows start on a word (width % 4 == 0) and no column of the strip is
@@ -8,14 +8,11 @@
 // one load a row for two outputs. The samples, and so the bits, are the
 // general path's. Needs ref_words, dis_words, mirror, STRIP, pc (width,
 // height, out_base), and the kernel's vert_of(samples of one column's
-// four rows) and emit(output, plane, columns 2j - 1 .. 2j + 2).
-
-// Whether strip [first, last) of a row of width w takes the word path:
-// 8-bit, rows word-aligned, columns 2 * first - 1 .. 2 * last unmirrored,
-// outputs in pairs.
-fn words_fit(w: i32, first: i32, last: i32) -> bool {
-    return pc.bytes_per_sample == 1u && (w & 3) == 0 && first > 0 && 2 * last < w && ((last - first) & 1) == 0;
-}
+// four rows) and emit(output, plane, columns 2j - 1 .. 2j + 2). The host
+// runs it where this holds for every inner strip (gpu.rs, words_apply):
+// 8-bit samples, a width that is a multiple of 4 (rows start on words; bw
+// = w / 2 is even, so an inner strip has 16 outputs, in pairs), columns
+// 2 * first - 1 .. 2 * last unmirrored (first >= 16, last <= bw - 1).
 
 // Word k of the four rows at word offsets rw of picture img.
 fn words(img: u32, rw: vec4<u32>, k: u32) -> vec4<u32> {
@@ -31,7 +28,7 @@ fn byte_of(v: vec4<u32>, b: u32) -> vec4<u32> {
 }
 
 // Outputs first .. last - 1 of the row whose four source rows start at
-// offsets rws (words_fit holds), the first written at o.
+// offsets rws (an inner strip, as above), the first written at o.
 fn words_strip(img: u32, rws: vec4<i32>, first: i32, last: i32, o_first: u32, plane: u32) {
     let rw = vec4<u32>(rws) >> vec4<u32>(2u);
     // Column 2 * first opens word first / 2; 2 * first - 1 ends the one before.

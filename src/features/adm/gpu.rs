@@ -643,6 +643,21 @@ mod tests {
     }
 
     #[test]
+    fn the_word_wavelet_takes_8_bit_widths_of_4k_with_an_inner_strip() {
+        let g = |width: u32, bit_depth: u8| Geometry {
+            width,
+            height: 36,
+            bit_depth,
+            chroma: crate::fixture::Chroma::Yuv420,
+        };
+        // 576: 18 strips a row; 68: 3 strips, one inner; 132: 5.
+        assert!(words_apply(&g(576, 8)) && words_apply(&g(68, 8)) && words_apply(&g(132, 8)));
+        // 64: two strips, none inner; 66 and 70: rows not on words; 10 bits.
+        assert!(!words_apply(&g(64, 8)) && !words_apply(&g(66, 8)) && !words_apply(&g(70, 8)));
+        assert!(!words_apply(&g(576, 10)));
+    }
+
+    #[test]
     fn the_layout_packs_every_scale() {
         let g = Geometry { width: 1920, height: 1080, bit_depth: 8, chroma: crate::fixture::Chroma::Yuv420 };
         let l = Layout::new(&g, 10, false);
