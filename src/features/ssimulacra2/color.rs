@@ -176,13 +176,15 @@ fn convert<T: Copy + Into<f32>>(frame: &Frame, planes: [&[T]; 3], conv: &YuvToRg
 /// bits), the rest one by one.
 fn rgb_row(conv: &YuvToRgb, [y, u, v]: [&[f32]; 3], [r, g, b]: [&mut [f32]; 3]) {
     let lut = eotf_lut();
-    #[allow(unused_mut)]
-    let mut done = 0;
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    let done = if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: the CPU has AVX2 (checked just above).
-        done = unsafe { super::rgb_avx2::rgb_row(conv, lut, [y, u, v], [&mut *r, &mut *g, &mut *b]) };
-    }
+        unsafe { super::rgb_avx2::rgb_row(conv, lut, [y, u, v], [&mut *r, &mut *g, &mut *b]) }
+    } else {
+        0
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
     for x in done..y.len() {
         let [nr, ng, nb] = conv.nonlinear(y[x], u[x], v[x]);
         r[x] = srgb_eotf(nr, lut);

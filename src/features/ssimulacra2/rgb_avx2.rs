@@ -50,32 +50,30 @@ pub unsafe fn rgb_row(
 
 /// `clampf(v, 0, 1)`. Unlike the scalar clamp it maps -0.0 to +0.0; the
 /// EOTF that follows sends both to +0.0.
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 fn clamp01(v: __m256) -> __m256 {
-    // SAFETY: AVX, implied by the callers' AVX2.
-    unsafe { _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), _mm256_set1_ps(1.0)) }
+    _mm256_min_ps(_mm256_max_ps(v, _mm256_setzero_ps()), _mm256_set1_ps(1.0))
 }
 
 /// `vmaf_ss2_srgb_eotf` of eight values in [0, 1]: the table at
 /// i = (int)(x * 1023) and i + 1, interpolated as `a + (b - a) * frac`; 0
 /// at or below 0 and 1 at or above 1, where the index is clamped only to
 /// keep the gathers inside the table (those lanes take 0 or 1).
-#[inline(always)]
+#[target_feature(enable = "avx2")]
+#[inline]
 fn eotf(x: __m256, lut: &[f32; EOTF_LUT_SIZE]) -> __m256 {
-    // SAFETY: AVX2 (the callers'); every gathered index lies in
-    // 0..=EOTF_LUT_SIZE - 2 and its successor in the table.
-    unsafe {
-        let idx = _mm256_mul_ps(x, _mm256_set1_ps((EOTF_LUT_SIZE - 1) as f32));
-        let i = _mm256_cvttps_epi32(idx);
-        let i =
-            _mm256_min_epi32(_mm256_max_epi32(i, _mm256_setzero_si256()), _mm256_set1_epi32(EOTF_LUT_SIZE as i32 - 2));
-        let frac = _mm256_sub_ps(idx, _mm256_cvtepi32_ps(i));
-        let a = _mm256_i32gather_ps::<4>(lut.as_ptr(), i);
-        let b = _mm256_i32gather_ps::<4>(lut.as_ptr().add(1), i);
-        let inner = _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), frac));
-        let zero = _mm256_cmp_ps::<_CMP_LE_OQ>(x, _mm256_setzero_ps());
-        let one = _mm256_cmp_ps::<_CMP_GE_OQ>(x, _mm256_set1_ps(1.0));
-        let out = _mm256_blendv_ps(inner, _mm256_setzero_ps(), zero);
-        _mm256_blendv_ps(out, _mm256_set1_ps(1.0), one)
-    }
+    let idx = _mm256_mul_ps(x, _mm256_set1_ps((EOTF_LUT_SIZE - 1) as f32));
+    let i = _mm256_cvttps_epi32(idx);
+    let i = _mm256_min_epi32(_mm256_max_epi32(i, _mm256_setzero_si256()), _mm256_set1_epi32(EOTF_LUT_SIZE as i32 - 2));
+    let frac = _mm256_sub_ps(idx, _mm256_cvtepi32_ps(i));
+    // SAFETY: every gathered index lies in 0..=EOTF_LUT_SIZE - 2, so it
+    // and its successor are in the table.
+    let (a, b) =
+        unsafe { (_mm256_i32gather_ps::<4>(lut.as_ptr(), i), _mm256_i32gather_ps::<4>(lut.as_ptr().add(1), i)) };
+    let inner = _mm256_add_ps(a, _mm256_mul_ps(_mm256_sub_ps(b, a), frac));
+    let zero = _mm256_cmp_ps::<_CMP_LE_OQ>(x, _mm256_setzero_ps());
+    let one = _mm256_cmp_ps::<_CMP_GE_OQ>(x, _mm256_set1_ps(1.0));
+    let out = _mm256_blendv_ps(inner, _mm256_setzero_ps(), zero);
+    _mm256_blendv_ps(out, _mm256_set1_ps(1.0), one)
 }
