@@ -7,6 +7,7 @@
 // and last strip alone: float_adm_dwt0_words takes the inner strips of
 // 8-bit pictures whose width is a multiple of 4.
 #include "adm_mirror.wgsl"
+#include "float_adm_filt.wgsl"
 #include "float_adm_dwt0_parts.wgsl"
 
 @compute @workgroup_size(8, 1, 1)

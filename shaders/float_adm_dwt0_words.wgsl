@@ -5,6 +5,7 @@
 // mirrored and its rows start on words, so one 32-bit word a row serves
 // two outputs (adm_words.wgsl; the body is its words_kernel).
 #include "adm_mirror.wgsl"
+#include "float_adm_filt.wgsl"
 #include "float_adm_dwt0_parts.wgsl"
 #include "adm_words.wgsl"
 
