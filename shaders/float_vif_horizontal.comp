@@ -38,27 +38,8 @@ uint mirror(int i, int n) {
 
 // vif_tools.c log2f_approx: the exponent plus a degree-8 polynomial of the
 // mantissa (taps[256..265]), Horner's rule in f32.
-float log2_approx(float x) {
-    if (x == 0.0) {
-        return uintBitsToFloat(0xff800000u);
-    }
-    if (x < 0.0) {
-        return uintBitsToFloat(0x7fc00000u);
-    }
-    uint bits = floatBitsToUint(x);
-    float remain = uintBitsToFloat((bits & 0x007FFFFFu) | 0x3F800000u);
-    float log_base = float(int((bits & 0x7F800000u) >> 23u) - 127);
-    float t = remain - 1.0;
-    float v = 0.0;
-    for (uint i = 0u; i < 9u; i++) {
-        v = v * t + taps[256u + i];
-    }
-    return log_base + v;
-}
+#include "float_vif_log2.glsl"
 
-// f32 division correctly rounded on every device: in double, then rounded
-// to f32 (innocuous double rounding: 53 >= 2 * 24 + 2 bits), where Vulkan
-// lets a device's own f32 division be approximate (kernels/float_vif.cl).
 float div_rn(float a, float b) {
     return float(double(a) / double(b));
 }

@@ -40,23 +40,7 @@ uint mirror(int i, int n) {
     return uint(clamp(m, 0, n - 1));
 }
 
-float log2_approx(float x) {
-    if (x == 0.0) {
-        return uintBitsToFloat(0xff800000u);
-    }
-    if (x < 0.0) {
-        return uintBitsToFloat(0x7fc00000u);
-    }
-    uint bits = floatBitsToUint(x);
-    float remain = uintBitsToFloat((bits & 0x007FFFFFu) | 0x3F800000u);
-    float log_base = float(int((bits & 0x7F800000u) >> 23u) - 127);
-    float t = remain - 1.0;
-    float v = 0.0;
-    for (uint i = 0u; i < 9u; i++) {
-        v = v * t + taps[256u + i];
-    }
-    return log_base + v;
-}
+#include "float_vif_log2.glsl"
 
 float div_rn(float a, float b) {
     return float(double(a) / double(b));
@@ -64,11 +48,10 @@ float div_rn(float a, float b) {
 
 // vif_statistic_s at pixel (x, y) from its five filtered sums (the
 // per-pixel kernel's statistic, unchanged).
-void statistic(uint x, uint y, float f0, float f1, float f2, float f3, float f4) {
+void statistic(uint x, uint y, double sigma_nsq, float f0, float f1, float f2, float f3, float f4) {
     if (x >= pc.w) {
         return;
     }
-    double sigma_nsq = dparams[0];
     float eps = 1.0e-10;
     float sigma1_sq = f2 - f0 * f0;
     float sigma2_sq = f3 - f1 * f1;
@@ -164,14 +147,15 @@ void main() {
         lo4 = vec4(lo4.yzw, hi4.x);
         hi4 = vec4(hi4.yzw, 0.0);
     }
-    statistic(x0, y, a0.x, a1.x, a2.x, a3.x, a4.x);
-    statistic(x0 + 1u, y, a0.y, a1.y, a2.y, a3.y, a4.y);
-    statistic(x0 + 2u, y, a0.z, a1.z, a2.z, a3.z, a4.z);
-    statistic(x0 + 3u, y, a0.w, a1.w, a2.w, a3.w, a4.w);
-    statistic(x0 + 4u, y, b0.x, b1.x, b2.x, b3.x, b4.x);
-    statistic(x0 + 5u, y, b0.y, b1.y, b2.y, b3.y, b4.y);
-    statistic(x0 + 6u, y, b0.z, b1.z, b2.z, b3.z, b4.z);
-    statistic(x0 + 7u, y, b0.w, b1.w, b2.w, b3.w, b4.w);
+    double sigma_nsq = dparams[0];
+    statistic(x0, y, sigma_nsq, a0.x, a1.x, a2.x, a3.x, a4.x);
+    statistic(x0 + 1u, y, sigma_nsq, a0.y, a1.y, a2.y, a3.y, a4.y);
+    statistic(x0 + 2u, y, sigma_nsq, a0.z, a1.z, a2.z, a3.z, a4.z);
+    statistic(x0 + 3u, y, sigma_nsq, a0.w, a1.w, a2.w, a3.w, a4.w);
+    statistic(x0 + 4u, y, sigma_nsq, b0.x, b1.x, b2.x, b3.x, b4.x);
+    statistic(x0 + 5u, y, sigma_nsq, b0.y, b1.y, b2.y, b3.y, b4.y);
+    statistic(x0 + 6u, y, sigma_nsq, b0.z, b1.z, b2.z, b3.z, b4.z);
+    statistic(x0 + 7u, y, sigma_nsq, b0.w, b1.w, b2.w, b3.w, b4.w);
     if (pc.sub_width > 0u && (y & 1u) == 0u && y / 2u < pc.h / 2u) {
         // The next scale's pixels x0 / 2 .. x0 / 2 + 3: the same window
         // over row y / 2 of vsub, its even columns kept.

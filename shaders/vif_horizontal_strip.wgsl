@@ -48,9 +48,9 @@ fn join(lo: u32, hi: u32) -> u64 {
 
 // vif_horizontal's statistic of one pixel, added to `s` (every integer
 // and double operation of vif_statistic_*).
-fn statistic(s: ptr<function, Sums>, mu1: u32, mu2: u32, xx: u64, yy: u64, xy: u64) {
-    let gain_limit = dparams[0];
-    let eps = dparams[1];
+// gain_limit and eps are dparams[0] and [1], loaded once an item (each
+// load costs lavapipe a loop over the lanes).
+fn statistic(s: ptr<function, Sums>, gain_limit: f64, eps: f64, mu1: u32, mu2: u32, xx: u64, yy: u64, xy: u64) {
     let mu1_sq = u32((u64(mu1) * u64(mu1) + 2147483648lu) >> 32u);
     let mu2_sq = u32((u64(mu2) * u64(mu2) + 2147483648lu) >> 32u);
     let mu1_mu2 = u32((u64(mu1) * u64(mu2) + 2147483648lu) >> 32u);
@@ -88,6 +88,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let x0 = gid.x * 8u;
     let y0 = gid.y * ROWS;
     var s = Sums(0lu, 0lu, 0lu, 0lu);
+    let gain_limit = dparams[0];
+    let eps = dparams[1];
     let plane = w * h;
     let wi = i32(w);
     let p0 = i32(x0) - i32(pc.width / 2u);
@@ -149,28 +151,28 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         }
         // Outputs x0 + r: component r of a_lo (r < 4) or a_hi (r >= 4).
         if (x0 + 0u < w) {
-            statistic(&s, a_lo[0].x, a_lo[1].x, join(a_lo[2].x, a_lo[3].x), join(a_lo[4].x, a_lo[5].x), join(a_lo[6].x, a_lo[7].x));
+            statistic(&s, gain_limit, eps, a_lo[0].x, a_lo[1].x, join(a_lo[2].x, a_lo[3].x), join(a_lo[4].x, a_lo[5].x), join(a_lo[6].x, a_lo[7].x));
         }
         if (x0 + 1u < w) {
-            statistic(&s, a_lo[0].y, a_lo[1].y, join(a_lo[2].y, a_lo[3].y), join(a_lo[4].y, a_lo[5].y), join(a_lo[6].y, a_lo[7].y));
+            statistic(&s, gain_limit, eps, a_lo[0].y, a_lo[1].y, join(a_lo[2].y, a_lo[3].y), join(a_lo[4].y, a_lo[5].y), join(a_lo[6].y, a_lo[7].y));
         }
         if (x0 + 2u < w) {
-            statistic(&s, a_lo[0].z, a_lo[1].z, join(a_lo[2].z, a_lo[3].z), join(a_lo[4].z, a_lo[5].z), join(a_lo[6].z, a_lo[7].z));
+            statistic(&s, gain_limit, eps, a_lo[0].z, a_lo[1].z, join(a_lo[2].z, a_lo[3].z), join(a_lo[4].z, a_lo[5].z), join(a_lo[6].z, a_lo[7].z));
         }
         if (x0 + 3u < w) {
-            statistic(&s, a_lo[0].w, a_lo[1].w, join(a_lo[2].w, a_lo[3].w), join(a_lo[4].w, a_lo[5].w), join(a_lo[6].w, a_lo[7].w));
+            statistic(&s, gain_limit, eps, a_lo[0].w, a_lo[1].w, join(a_lo[2].w, a_lo[3].w), join(a_lo[4].w, a_lo[5].w), join(a_lo[6].w, a_lo[7].w));
         }
         if (x0 + 4u < w) {
-            statistic(&s, a_hi[0].x, a_hi[1].x, join(a_hi[2].x, a_hi[3].x), join(a_hi[4].x, a_hi[5].x), join(a_hi[6].x, a_hi[7].x));
+            statistic(&s, gain_limit, eps, a_hi[0].x, a_hi[1].x, join(a_hi[2].x, a_hi[3].x), join(a_hi[4].x, a_hi[5].x), join(a_hi[6].x, a_hi[7].x));
         }
         if (x0 + 5u < w) {
-            statistic(&s, a_hi[0].y, a_hi[1].y, join(a_hi[2].y, a_hi[3].y), join(a_hi[4].y, a_hi[5].y), join(a_hi[6].y, a_hi[7].y));
+            statistic(&s, gain_limit, eps, a_hi[0].y, a_hi[1].y, join(a_hi[2].y, a_hi[3].y), join(a_hi[4].y, a_hi[5].y), join(a_hi[6].y, a_hi[7].y));
         }
         if (x0 + 6u < w) {
-            statistic(&s, a_hi[0].z, a_hi[1].z, join(a_hi[2].z, a_hi[3].z), join(a_hi[4].z, a_hi[5].z), join(a_hi[6].z, a_hi[7].z));
+            statistic(&s, gain_limit, eps, a_hi[0].z, a_hi[1].z, join(a_hi[2].z, a_hi[3].z), join(a_hi[4].z, a_hi[5].z), join(a_hi[6].z, a_hi[7].z));
         }
         if (x0 + 7u < w) {
-            statistic(&s, a_hi[0].w, a_hi[1].w, join(a_hi[2].w, a_hi[3].w), join(a_hi[4].w, a_hi[5].w), join(a_hi[6].w, a_hi[7].w));
+            statistic(&s, gain_limit, eps, a_hi[0].w, a_hi[1].w, join(a_hi[2].w, a_hi[3].w), join(a_hi[4].w, a_hi[5].w), join(a_hi[6].w, a_hi[7].w));
         }
         if (pc.sub_width > 0u && (y & 1u) == 0u && y / 2u < h / 2u) {
             let sub_plane = w * (h / 2u);

@@ -69,7 +69,8 @@ pub const VERTICAL_STRIP: usize = 8;
 /// k)]` in tap order for the five planes, computes vif_statistic_s's
 /// (num_val, den_val) with its every float and double operation (dparams
 /// = [vif_sigma_nsq]; `gain_limit` and `sigma_max_inv` as libvmaf's floats;
-/// `taps[256..265]` = log2f_approx's coefficients) and writes them to
+/// `taps[256..265]` = log2f_approx's coefficients, which the Vulkan
+/// dialect holds as constants instead) and writes them to
 /// `stat[y·w + x]` and `stat[w·h + y·w + x]`. With `sub_width > 0`, at even
 /// x below `2 (w / 2)` and even y below `2 (h / 2)` it also filters row
 /// y/2 of `vsub` the same way and writes `next_ref` /
@@ -346,5 +347,25 @@ impl GpuPipeline for FloatGpu {
         }
         self.params.scoring().record(index, &fractions, out);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The Vulkan dialect holds log2f_approx's coefficients as constants
+    /// (shaders/include/float_vif_log2.glsl): they must be LOG2_POLY's
+    /// bits, in Horner order, as the C dialect reads them from the taps.
+    #[test]
+    fn the_vulkan_log2_holds_the_cpu_coefficients() {
+        let source = include_str!("../../../shaders/include/float_vif_log2.glsl");
+        let steps: Vec<u32> = source
+            .lines()
+            .filter_map(|line| line.trim().strip_prefix("v = v * t + uintBitsToFloat(0x")?.strip_suffix("u);"))
+            .map(|hex| u32::from_str_radix(hex, 16).expect("a hex constant"))
+            .collect();
+        let expected: Vec<u32> = LOG2_POLY.iter().map(|c| c.to_bits()).collect();
+        assert_eq!(steps, expected);
     }
 }
