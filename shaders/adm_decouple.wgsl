@@ -58,9 +58,11 @@ fn angle(dp: i64, om: i64, tm: i64) -> bool {
 
 // The enhancement gain: MIN (o > 0) or MAX (o < 0) of rst * limit and t
 // in double, truncated back; only where the angles agree and k > 0.
-fn gain(rst: i32, k: i64, o: i32, t: i32, agree: bool) -> i32 {
+// `limit` is params[0], loaded once a pixel (a storage load costs lavapipe
+// a loop over the lanes; shaders/README.md).
+fn gain(rst: i32, k: i64, o: i32, t: i32, agree: bool, limit: f64) -> i32 {
     if (agree && k > 0li && o != 0) {
-        let x = f64(rst) * params[0];
+        let x = f64(rst) * limit;
         let tt = f64(t);
         var v = tt;
         if (o > 0) {
@@ -88,6 +90,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
     }
     let plane = pc.bw * pc.bh;
     let k = i * pc.bw + j;
+    let limit = params[0];
     var rf = array<u32, 3>(pc.rf0, pc.rf1, pc.rf2);
     var o: array<i32, 3>;
     var t: array<i32, 3>;
@@ -110,7 +113,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
             }
             let kk = clamp_k(tmp);
             let rst = i16(i32((kk * i64(o[b]) + 16384li) >> 15u));
-            r[b] = i16(gain(rst, kk, o[b], t[b], agree));
+            r[b] = i16(gain(rst, kk, o[b], t[b], agree, limit));
             a[b] = i16(t[b] - r[b]);
         } else {
             if (o[b] != 0) {
@@ -127,7 +130,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
             }
             let kk = clamp_k(tmp);
             let rst = i32((kk * i64(o[b]) + 16384li) >> 15u);
-            r[b] = gain(rst, kk, o[b], t[b], agree);
+            r[b] = gain(rst, kk, o[b], t[b], agree, limit);
             a[b] = bitcast<i32>(bitcast<u32>(t[b]) - bitcast<u32>(r[b]));
         }
     }
