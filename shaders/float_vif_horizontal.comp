@@ -36,10 +36,12 @@ uint mirror(int i, int n) {
     return uint(clamp(m, 0, n - 1));
 }
 
-// vif_tools.c log2f_approx: the exponent plus a degree-8 polynomial of the
-// mantissa (taps[256..265]), Horner's rule in f32.
+// vif_tools.c log2f_approx, its coefficients as constants.
 #include "float_vif_log2.glsl"
 
+// f32 division correctly rounded on every device: in double, then rounded
+// to f32 (innocuous double rounding: 53 >= 2 * 24 + 2 bits), where Vulkan
+// lets a device's own f32 division be approximate (kernels/float_vif.cl).
 float div_rn(float a, float b) {
     return float(double(a) / double(b));
 }
