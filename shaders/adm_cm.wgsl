@@ -34,15 +34,7 @@ var<immediate> pc: Params;
 const WG: u32 = 64u;
 var<workgroup> part: array<u64, 576>;
 
-fn nb(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return 1;
-    }
-    if (x >= n) {
-        return n - 1;
-    }
-    return x;
-}
+#include "adm_cm_neighbour.wgsl"
 
 #include "adm_cm_terms.wgsl"
 

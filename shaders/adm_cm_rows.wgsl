@@ -30,15 +30,7 @@ var<immediate> pc: Params;
 @group(0) @binding(1) var<storage, read> work: array<i32>;
 @group(0) @binding(2) var<storage, read_write> rows: array<u32>;
 
-fn nb(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return 1;
-    }
-    if (x >= n) {
-        return n - 1;
-    }
-    return x;
-}
+#include "adm_cm_neighbour.wgsl"
 
 #include "adm_cm_terms.wgsl"
 

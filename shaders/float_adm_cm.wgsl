@@ -36,15 +36,7 @@ const WG: u32 = 128u;
 const CHUNK: u32 = 256u;
 var<workgroup> terms: array<f32, 2304>;
 
-fn nb(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return 1;
-    }
-    if (x >= n) {
-        return n - 1;
-    }
-    return x;
-}
+#include "adm_cm_neighbour.wgsl"
 
 // ADM_CM_THRESH_S_*: per band the nine neighbours of flt in libvmaf's
 // order, the centre replaced by 1/15 (a double) * |csf| added in double;

@@ -11,6 +11,7 @@
 // writes nothing else with csf_only). This kernel takes p = 3 (the
 // default: a product of three); float_adm_cm_rows_powf any other p. The
 // entry point and the walk are shaders/include/float_adm_cm_rows_walk.wgsl.
+#include "adm_cm_neighbour.wgsl"
 #include "float_adm_cm_rows_walk.wgsl"
 
 // x^3 as the sums take it: (x * x) * x. No powf in this module: lavapipe

@@ -3,6 +3,7 @@
 // src/features/adm/gpu.rs, C dialect in kernels/float_adm.cl). The entry
 // point and the walk are shaders/include/float_adm_cm_rows_walk.wgsl.
 #include "powf.wgsl"
+#include "adm_cm_neighbour.wgsl"
 #include "float_adm_cm_rows_walk.wgsl"
 
 // x^p through the powf port.

@@ -5,7 +5,8 @@
 // sides of every branch, and builds every kernel's NIR again each run
 // (the powf walk beside the cube walk cost 30 ms a run there). Each
 // kernel's file defines `power(x)`, x^p as the sums take it (a product of
-// three; powf.wgsl's port, which it includes: includes do not nest).
+// three; powf.wgsl's port, which it includes: includes do not nest), and
+// includes adm_cm_neighbour.wgsl for `nb`.
 struct Params {
     bw: u32,
     bh: u32,
@@ -29,15 +30,6 @@ var<immediate> pc: Params;
 @group(0) @binding(1) var<storage, read> work: array<f32>;
 @group(0) @binding(2) var<storage, read_write> rows: array<f32>;
 
-fn nb(x: i32, n: i32) -> i32 {
-    if (x < 0) {
-        return 1;
-    }
-    if (x >= n) {
-        return n - 1;
-    }
-    return x;
-}
 
 // One band's 3x3 window of flt = 1/30 (a double) * |csf| (adm_csf_s's
 // second output, recomputed from the CSF plane with the same operations,
