@@ -650,7 +650,52 @@ FUNC ulp_u32 ciede_sample(GLOBAL const ulp_u8 *frame, ulp_u32 at, ulp_u32 bytes_
     return at == CIEDE_NONE ? 0 : ulp_sample(frame, at, bytes_per_sample);
 }
 
-/* Work item x of group (gx, i) scores pixel (i, gx * CIEDE_WG + x). */
+/* Pixel (i, j)'s samples in the reference (a) and distorted (b) frame:
+ * luma, Cb, Cr as ciede.c reads them. */
+typedef struct {
+    ulp_u32 a[3], b[3];
+} ciede_colours;
+
+FUNC ciede_colours colours_at(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, ulp_u32 i, ulp_u32 j,
+                              ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride, ulp_u32 chroma,
+                              ulp_u32 bytes_per_sample)
+{
+    const ulp_u32 y_at = i * width + j;
+    const ulp_u32 u_at = chroma_at(1, i, j, width, height, cw, ch, stride, chroma);
+    const ulp_u32 v_at = chroma_at(2, i, j, width, height, cw, ch, stride, chroma);
+    ciede_colours c;
+    c.a[0] = ulp_sample(ref, y_at, bytes_per_sample);
+    c.a[1] = ciede_sample(ref, u_at, bytes_per_sample);
+    c.a[2] = ciede_sample(ref, v_at, bytes_per_sample);
+    c.b[0] = ulp_sample(dis, y_at, bytes_per_sample);
+    c.b[1] = ciede_sample(dis, u_at, bytes_per_sample);
+    c.b[2] = ciede_sample(dis, v_at, bytes_per_sample);
+    return c;
+}
+
+FUNC int same_colours(ciede_colours x, ciede_colours y)
+{
+    return x.a[0] == y.a[0] && x.a[1] == y.a[1] && x.a[2] == y.a[2] && x.b[0] == y.b[0] && x.b[1] == y.b[1] &&
+           x.b[2] == y.b[2];
+}
+
+/* Equal colours within the bit depth: ΔE00 is +0.0 (cpu.rs
+ * `equal_colours`), without computing it. */
+FUNC int equal_colours(ciede_colours c, ulp_u32 scale_shift)
+{
+    const ulp_u32 max_sample = (1u << (scale_shift + 8)) - 1;
+    return c.a[0] == c.b[0] && c.a[1] == c.b[1] && c.a[2] == c.b[2] && c.a[0] <= max_sample &&
+           c.a[1] <= max_sample && c.a[2] <= max_sample;
+}
+
+FUNC float colours_de00(ciede_colours c, ulp_u32 scale_shift, GLOBAL const double *table, int rgb_maps, int margin)
+{
+    return ciede2000(lab_color(c.a[0], c.a[1], c.a[2], scale_shift, table, rgb_maps, margin),
+                     lab_color(c.b[0], c.b[1], c.b[2], scale_shift, table, rgb_maps, margin), table, margin);
+}
+
+/* The pixels shape. Work item x of group (gx, i) scores pixel
+ * (i, gx * CIEDE_WG + x). */
 FUNC void ciede_pixel(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
                       GLOBAL float *terms, ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride,
                       ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift, int rgb_maps, int margin)
@@ -659,22 +704,8 @@ FUNC void ciede_pixel(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL
     const ulp_u32 j = GLOBAL_ID(0);
     if (i >= height || j >= width)
         return;
-    const ulp_u32 y_at = i * width + j;
-    const ulp_u32 u_at = chroma_at(1, i, j, width, height, cw, ch, stride, chroma);
-    const ulp_u32 v_at = chroma_at(2, i, j, width, height, cw, ch, stride, chroma);
-    const ulp_u32 ry = ulp_sample(ref, y_at, bytes_per_sample), ru = ciede_sample(ref, u_at, bytes_per_sample),
-                  rv = ciede_sample(ref, v_at, bytes_per_sample);
-    const ulp_u32 dy = ulp_sample(dis, y_at, bytes_per_sample), du = ciede_sample(dis, u_at, bytes_per_sample),
-                  dv = ciede_sample(dis, v_at, bytes_per_sample);
-    /* Equal colours within the bit depth: ΔE00 is +0.0 (cpu.rs
-     * `equal_colours`), without computing it. */
-    const ulp_u32 max_sample = (1u << (scale_shift + 8)) - 1;
-    if (ry == dy && ru == du && rv == dv && ry <= max_sample && ru <= max_sample && rv <= max_sample) {
-        terms[y_at] = 0.0f;
-        return;
-    }
-    terms[y_at] = ciede2000(lab_color(ry, ru, rv, scale_shift, table, rgb_maps, margin),
-                            lab_color(dy, du, dv, scale_shift, table, rgb_maps, margin), table, margin);
+    const ciede_colours c = colours_at(ref, dis, i, j, width, height, cw, ch, stride, chroma, bytes_per_sample);
+    terms[i * width + j] = equal_colours(c, scale_shift) ? 0.0f : colours_de00(c, scale_shift, table, rgb_maps, margin);
 }
 
 KERNEL ciede_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table, GLOBAL float *terms,
@@ -695,4 +726,102 @@ KERNEL ciede_terms_storage(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, G
 {
     ciede_pixel(ref, dis, table, terms, width, height, cw, ch, stride, chroma, bytes_per_sample, scale_shift, 1,
                 margin);
+}
+
+/* The pairs shape (src/features/ciede/gpu.rs; the Vulkan dialect's
+ * shaders/ciede_claim.wgsl, ciede_pair_terms.wgsl, ciede_scatter.wgsl say
+ * why, step by step). */
+#if defined(__CUDACC__)
+#define CIEDE_CAS(p, cmp, v) atomicCAS((p), (cmp), (v))
+#define CIEDE_INC(p) atomicAdd((p), 1u)
+#else
+#define CIEDE_CAS(p, cmp, v) atomic_cmpxchg((p), (cmp), (v))
+#define CIEDE_INC(p) atomic_inc(p)
+#endif
+
+/* Where a pair's probe starts (any mix gives the same scores). */
+FUNC ulp_u32 pair_hash(ciede_colours c)
+{
+    ulp_u32 h = (c.a[0] | (c.a[1] << 16)) * 0xcc9e2d51u;
+    h = (h ^ c.a[2] ^ (c.b[0] << 16)) * 0x85ebca6bu;
+    h = (h ^ (h >> 15) ^ c.b[1] ^ (c.b[2] << 16)) * 0xc2b2ae35u;
+    return h ^ (h >> 16);
+}
+
+/* claims: word 0 the owners listed, then the table's slots (0 empty, else
+ * 1 + the owner's pixel); zeroed before every frame. */
+KERNEL ciede_claim(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL ulp_u32 *claims, GLOBAL ulp_u32 *owners,
+                   GLOBAL ulp_u32 *links, GLOBAL float *terms, ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch,
+                   ulp_u32 stride, ulp_u32 chroma, ulp_u32 bytes_per_sample, ulp_u32 scale_shift, ulp_u32 slot_mask)
+{
+    const ulp_u32 i = GROUP_ID(1);
+    const ulp_u32 j = GLOBAL_ID(0);
+    if (i >= height || j >= width)
+        return;
+    const ulp_u32 p = i * width + j;
+    const ciede_colours c = colours_at(ref, dis, i, j, width, height, cw, ch, stride, chroma, bytes_per_sample);
+    if (equal_colours(c, scale_shift)) {
+        terms[p] = 0.0f;
+        links[p] = p;
+        return;
+    }
+    for (ulp_u32 slot = pair_hash(c) & slot_mask;; slot = (slot + 1) & slot_mask) {
+        const ulp_u32 old = CIEDE_CAS(&claims[1 + slot], 0u, p + 1);
+        if (old == 0) {
+            owners[CIEDE_INC(&claims[0])] = p;
+            links[p] = p;
+            return;
+        }
+        const ulp_u32 q = old - 1;
+        if (same_colours(c, colours_at(ref, dis, q / width, q % width, width, height, cw, ch, stride, chroma,
+                                       bytes_per_sample))) {
+            links[p] = q;
+            return;
+        }
+    }
+}
+
+/* Work item n of the grid's N scores owners[n], owners[n + N], ... below
+ * claims[0]. */
+FUNC void score_pairs(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
+                     GLOBAL const ulp_u32 *claims, GLOBAL const ulp_u32 *owners, GLOBAL float *terms, ulp_u32 width,
+                     ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride, ulp_u32 chroma, ulp_u32 bytes_per_sample,
+                     ulp_u32 scale_shift, int rgb_maps, int margin)
+{
+    const ulp_u32 count = claims[0], step = NUM_GROUPS(0) * LOCAL_SIZE(0);
+    for (ulp_u32 k = GLOBAL_ID(0); k < count; k += step) {
+        const ulp_u32 p = owners[k];
+        const ciede_colours c =
+            colours_at(ref, dis, p / width, p % width, width, height, cw, ch, stride, chroma, bytes_per_sample);
+        terms[p] = colours_de00(c, scale_shift, table, rgb_maps, margin);
+    }
+}
+
+KERNEL ciede_pair_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
+                        GLOBAL const ulp_u32 *claims, GLOBAL const ulp_u32 *owners, GLOBAL float *terms,
+                        ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride, ulp_u32 chroma,
+                        ulp_u32 bytes_per_sample, ulp_u32 scale_shift, int margin)
+{
+    score_pairs(ref, dis, table, claims, owners, terms, width, height, cw, ch, stride, chroma, bytes_per_sample,
+               scale_shift, 0, margin);
+}
+
+KERNEL ciede_pair_terms_storage(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const double *table,
+                                GLOBAL const ulp_u32 *claims, GLOBAL const ulp_u32 *owners, GLOBAL float *terms,
+                                ulp_u32 width, ulp_u32 height, ulp_u32 cw, ulp_u32 ch, ulp_u32 stride, ulp_u32 chroma,
+                                ulp_u32 bytes_per_sample, ulp_u32 scale_shift, int margin)
+{
+    score_pairs(ref, dis, table, claims, owners, terms, width, height, cw, ch, stride, chroma, bytes_per_sample,
+               scale_shift, 1, margin);
+}
+
+KERNEL ciede_scatter(GLOBAL const ulp_u32 *links, GLOBAL float *terms, ulp_u32 width, ulp_u32 height)
+{
+    const ulp_u32 i = GROUP_ID(1);
+    const ulp_u32 j = GLOBAL_ID(0);
+    if (i >= height || j >= width)
+        return;
+    const ulp_u32 p = i * width + j;
+    if (links[p] != p)
+        terms[p] = terms[links[p]];
 }

@@ -67,6 +67,73 @@ fn ciede_is_bit_exact_on_lavapipe_and_pocl() {
     );
 }
 
+/// Frames of few colours, as video has them: each sample one of three
+/// levels of the bit depth, the distorted frame the reference with a
+/// quarter of its samples moved to another level. Most pixels repeat a
+/// colour pair of another (the pairs shape's links), many are equal
+/// (scored zero), and the rest are scored once per pair.
+fn palette(width: u32, height: u32, bit_depth: u8, chroma: Chroma, seed: u32) -> LoadedFixture {
+    let geometry = Geometry { width, height, bit_depth, chroma };
+    let top = (1u32 << bit_depth) - 1;
+    let levels = [top / 8, top / 2, top - top / 5];
+    let mut state = seed.wrapping_mul(2654435761).wrapping_add(1);
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    let planes = if chroma == Chroma::Yuv400 { 1 } else { 3 };
+    let len: usize = (0..planes).map(|p| geometry.plane_dims(p)).map(|(w, h)| w * h).sum();
+    let reference: Vec<u32> = (0..len).map(|_| levels[(next() % 3) as usize]).collect();
+    let distorted: Vec<u32> =
+        reference.iter().map(|&v| if next() % 4 == 0 { levels[(next() % 3) as usize] } else { v }).collect();
+    let frame = |v: &[u32]| {
+        let samples = if bit_depth == 8 {
+            Samples::U8(v.iter().map(|&x| x as u8).collect())
+        } else {
+            Samples::U16(v.iter().map(|&x| x as u16).collect())
+        };
+        Frame::new(geometry, samples).unwrap()
+    };
+    LoadedFixture { geometry, reference: vec![frame(&reference)], distorted: vec![frame(&distorted)] }
+}
+
+/// ciede's two GPU shapes (`ciede::gpu::Shape`): every pixel scored, and
+/// each distinct colour pair scored once then copied to its other pixels
+/// (what CPU drivers run), each on lavapipe and PoCL, bit for bit with the
+/// CPU: on a recorded clip, on few-colour frames at every chroma layout
+/// (4:2:2 walks past its rows' ends) and bit depth class, and on random
+/// frames (nearly every pair distinct: the claims table's probes meet
+/// other pairs).
+#[test]
+fn both_ciede_shapes_are_bit_exact() {
+    use ulpgate::features::ciede::gpu::{Shape, extractor_in};
+    let geometry = Geometry { width: 200, height: 184, bit_depth: 8, chroma: Chroma::Yuv420 };
+    let fixtures = [
+        common::recorded("testsrc2_200x184_8bit_420", "dist_x264", geometry, Some(2)),
+        palette(96, 40, 8, Chroma::Yuv420, 1),
+        palette(70, 9, 10, Chroma::Yuv422, 2),
+        palette(33, 20, 16, Chroma::Yuv444, 3),
+        fixture(64, 48, 8, Chroma::Yuv420, 2, 5),
+    ];
+    let imp = features::find("ciede").unwrap();
+    for (backend, gpu) in gpus() {
+        for fx in &fixtures {
+            let cpu = run_extractor((imp.cpu)(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
+            let want = cpu.get("ciede2000").unwrap();
+            assert!(want.iter().all(|v| *v > 0.0 && v.is_finite()), "{}: {want:?}", fx.geometry);
+            for shape in [Shape::Pixels, Shape::Pairs] {
+                let what = format!("ciede, {shape:?} on {backend}, {}", fx.geometry);
+                let ext = extractor_in(shape, gpu.clone(), &fx.geometry).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                let out = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                let got = out.get("ciede2000").unwrap();
+                assert!(want.iter().zip(got).all(|(x, y)| x.to_bits() == y.to_bits()), "{what}: {want:?} vs {got:?}");
+            }
+        }
+    }
+}
+
 /// A 4:4:4 8-bit frame pair whose every colour, reference and distorted,
 /// takes the kernels' cube root fallback (`cpu::CUBE_ROOT_FALLBACKS`):
 /// row 0 holds the triples in order against them reversed, row 1 the

@@ -1,11 +1,26 @@
-// The body of ciede_terms and ciede_terms_storage (shaders/ciede_terms.wgsl,
-// shaders/ciede_terms_storage.wgsl): the constants, src/features/ciede/math.rs's
-// functions, ciede.c's port and the entry point. The including kernel
-// declares the bindings (ref_words, dis_words, the table, terms) and `fn table(i: u32) -> f64`, which reads table word i, and
-// includes widen.wgsl before this file (every float widened into double
-// arithmetic goes through `widen`: shaders/README.md, Mesa 25).
+// The arithmetic of the ciede kernels that score colour pairs
+// (ciede_terms, ciede_terms_storage, ciede_pair_terms,
+// ciede_pair_terms_storage): their scalars, the constants,
+// src/features/ciede/math.rs's functions and ciede.c's port. The including
+// kernel declares the frames (ref_words, dis_words), the table and
+// `fn table(i: u32) -> f64`, which reads table word i, and includes
+// widen.wgsl before this file (every float widened into double arithmetic
+// goes through `widen`: shaders/README.md, Mesa 25) and ciede_frame.wgsl
+// after it.
+//
+// Statement for statement the CPU reference: ciede.c's port in
+// src/features/ciede/cpu.rs, and its math functions in
+// src/features/ciede/math.rs (pow, exp, sin, cos, atan2, sqrt and division
+// from IEEE adds and multiplies, which the build keeps unfused), with the
+// same constants (the generated block below) and tables (the `table`
+// buffer). Floats are divided with `div_rn`: Vulkan's own float division
+// may be 2.5 ulp off. Where the C rounds a result to float, five steps
+// (the cube roots, T, the two hue angles, ΔH' and R_T's sines) round a
+// cheaper estimate instead wherever no midpoint between floats lies within
+// its error, and take the exact function elsewhere: the same floats
+// (math.rs `cbrt_f32`, `upcase_t_f32`, `atan2_f32`, `scaled_sin_f32`).
 
-// The kernel's scalars, shared by both entry points.
+// The kernels' scalars (the pixels and the pairs shape take the same).
 struct Params {
     width: u32,
     height: u32,
@@ -631,79 +646,4 @@ fn ciede2000(c1: Lab, c2: Lab) -> f32 {
     let chroma = div_rn(delta_c_prime, 1.0 * s_sub_c);
     let hue = div_rn(delta_upcase_h, 4.0 * s_sub_upcase_h);
     return f32(sqrt_sw(sq(lightness) + sq(chroma) + sq(hue) + widen(r_t * chroma * hue)));
-}
-
-fn sample(words_ref: bool, i: u32) -> u32 {
-    var word: u32;
-    if pc.bytes_per_sample == 1u {
-        if words_ref {
-            word = ref_words[i >> 2u];
-        } else {
-            word = dis_words[i >> 2u];
-        }
-        return (word >> ((i & 3u) * 8u)) & 255u;
-    }
-    if words_ref {
-        word = ref_words[i >> 1u];
-    } else {
-        word = dis_words[i >> 1u];
-    }
-    return (word >> ((i & 1u) * 16u)) & 65535u;
-}
-
-// ciede.c's chroma sample of plane p (1 Cb, 2 Cr) for pixel (i, j): its
-// index in the frame, or NONE for libvmaf's row padding (a zero); 4:2:2 is
-// its row-i/2 walk over libvmaf's padded rows (src/features/ciede/mod.rs
-// `ChromaMap`).
-const NONE: u32 = 0xFFFFFFFFu;
-
-fn chroma_at(p: u32, i: u32, j: u32) -> u32 {
-    let luma = pc.width * pc.height;
-    let plane = pc.cw * pc.ch;
-    if pc.chroma == 0u {
-        return luma + (p - 1u) * plane + i * pc.cw + j;
-    }
-    if pc.chroma == 1u {
-        return luma + (p - 1u) * plane + (i / 2u) * pc.cw + j / 2u;
-    }
-    let flat = (i / 2u) * pc.stride + j;
-    let row = flat / pc.stride;
-    let col = flat % pc.stride;
-    if col >= pc.cw {
-        return NONE;
-    }
-    if row < pc.ch {
-        return luma + (p - 1u) * plane + row * pc.cw + col;
-    }
-    return luma + plane + (row - pc.ch) * pc.cw + col;
-}
-
-fn sample_or_zero(words_ref: bool, at: u32) -> u32 {
-    if at == NONE {
-        return 0u;
-    }
-    return sample(words_ref, at);
-}
-
-// Invocation x of group (gx, i) scores pixel (i, gx * 64 + x).
-@compute @workgroup_size(64, 1, 1)
-fn main(@builtin(workgroup_id) group: vec3<u32>, @builtin(local_invocation_id) local: vec3<u32>) {
-    let i = group.y;
-    let j = group.x * 64u + local.x;
-    if i >= pc.height || j >= pc.width {
-        return;
-    }
-    let y_at = i * pc.width + j;
-    let u_at = chroma_at(1u, i, j);
-    let v_at = chroma_at(2u, i, j);
-    let a = vec3<u32>(sample(true, y_at), sample_or_zero(true, u_at), sample_or_zero(true, v_at));
-    let b = vec3<u32>(sample(false, y_at), sample_or_zero(false, u_at), sample_or_zero(false, v_at));
-    // Equal colours within the bit depth: ΔE00 is +0.0 (cpu.rs
-    // `equal_colours`), without computing it.
-    let max_sample = (1u << (pc.scale_shift + 8u)) - 1u;
-    if all(a == b) && max(a.x, max(a.y, a.z)) <= max_sample {
-        terms[y_at] = 0.0;
-        return;
-    }
-    terms[y_at] = ciede2000(lab_color(a.x, a.y, a.z), lab_color(b.x, b.y, b.z));
 }

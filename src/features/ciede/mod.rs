@@ -38,6 +38,10 @@ pub static CIEDE: FeatureImpl = FeatureImpl {
     kernels: &[
         &gpu::CIEDE_TERMS,
         &gpu::CIEDE_TERMS_STORAGE,
+        &gpu::CIEDE_CLAIM,
+        &gpu::CIEDE_PAIR_TERMS,
+        &gpu::CIEDE_PAIR_TERMS_STORAGE,
+        &gpu::CIEDE_SCATTER,
         &super::seqsum::SEQSUM,
         &super::seqsum::SEQSUM_SEGMENTS,
         &super::seqsum::SEQSUM_SERIAL,
