@@ -365,15 +365,35 @@ impl Caches {
         (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - bits)) as usize
     }
 
+    /// The pair cache's slot of colours `a` and `b`, and their key.
+    fn pair_slot(a: Triple, b: Triple) -> (usize, u128) {
+        let (ka, kb) = (Self::triple_key(a), Self::triple_key(b));
+        (Self::slot(ka ^ kb.rotate_left(29), PAIR_BITS), (u128::from(ka) << 64) | u128::from(kb))
+    }
+
+    /// Starts fetching the pair cache's slot `at`: the table is larger
+    /// than the L2 cache, and a band's look-ups, one a pixel, waited on
+    /// their slots for about half the band's time (perf, issue 11's
+    /// anchor clip) when each came only as its turn did.
+    fn prefetch(&self, at: usize) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            // SAFETY: a prefetch only hints the cache; the address is the
+            // slot's own, inside the table.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>((&raw const self.pair_slots[at]).cast::<i8>()) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = at;
+    }
+
     /// Looks pixel `out`'s pair up: its ΔE00 if known, else the job that
     /// computes it (a new one writes `out`; a repeat is noted).
     fn look_up(&mut self, a: Triple, b: Triple, max_sample: u32, out: usize) -> Outcome {
         if equal_colours(a, b, max_sample) {
             return Outcome::Value(0.0);
         }
-        let (ka, kb) = (Self::triple_key(a), Self::triple_key(b));
-        let key = (u128::from(ka) << 64) | u128::from(kb);
-        let at = Self::slot(ka ^ kb.rotate_left(29), PAIR_BITS);
+        let (at, key) = Self::pair_slot(a, b);
         let slot = &mut self.pair_slots[at];
         if slot.key == key {
             return match slot.state {
@@ -527,16 +547,26 @@ fn band_de00(
     out: &mut [f32],
 ) {
     let w = map.width;
+    let mut colours: Vec<(Triple, Triple)> = Vec::with_capacity(w);
     for (k, row) in out.chunks_mut(w).enumerate() {
         let i = first + k;
+        // The row's colours first, fetching the cache slots of those that
+        // differ, so that the look-ups below find their slots in cache.
+        colours.clear();
+        colours.extend((0..w).map(|j| {
+            let y = Tap::At(0, i * w + j);
+            let (u, v) = (map.tap(1, i, j), map.tap(2, i, j));
+            ([r.sample(y), r.sample(u), r.sample(v)], [d.sample(y), d.sample(u), d.sample(v)])
+        }));
+        for (j, &(a, b)) in colours.iter().enumerate() {
+            if a != b && (j == 0 || colours[j - 1] != (a, b)) {
+                caches.prefetch(Caches::pair_slot(a, b).0);
+            }
+        }
         // The pixel to the left's pair and outcome: video repeats a pair
         // along a row (flat areas), which this finds without the cache.
         let mut left: Option<(Triple, Triple, Outcome)> = None;
-        for (j, o) in row.iter_mut().enumerate() {
-            let y = Tap::At(0, i * w + j);
-            let (u, v) = (map.tap(1, i, j), map.tap(2, i, j));
-            let a = [r.sample(y), r.sample(u), r.sample(v)];
-            let b = [d.sample(y), d.sample(u), d.sample(v)];
+        for (j, (o, &(a, b))) in row.iter_mut().zip(&colours).enumerate() {
             let outcome = match left {
                 Some((la, lb, Outcome::Job(job))) if la == a && lb == b => caches.repeat(job, k * w + j),
                 Some((la, lb, known)) if la == a && lb == b => known,
