@@ -11,7 +11,16 @@
 // against endless shaders), so the host splits a long sum into dispatches.
 layout(local_size_x = 1, local_size_y = 1, local_size_z = 1) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer Terms { float terms[]; };
+// The terms, read four at a time: lavapipe loads a storage buffer lane by
+// lane, so a vec4 load costs about what a float load does. Every Vulkan
+// buffer is a whole number of vec4s (src/backend/vulkan/memory.rs rounds
+// its size up to 16 bytes, and it is bound whole), so the vec4 holding
+// the last term is inside it.
+layout(std430, set = 0, binding = 0) readonly buffer Terms { vec4 terms4[]; };
+
+float term(uint i) {
+    return terms4[i >> 2u][i & 3u];
+}
 // Per sequence: first term, term count.
 layout(std430, set = 0, binding = 1) readonly buffer Sums { uint sums[]; };
 // Per sequence: the running sum as a double (the contract's (lo, hi) words).
@@ -35,37 +44,50 @@ void main() {
     // Eight terms an iteration, added one after another in order (the same
     // additions as one a time): lavapipe's per-iteration cost (its exec
     // mask, its iteration guard, a bounds check) is paid once per eight.
+    // The terms before the first whole vec4 one by one, then two vec4s an
+    // iteration, then the rest one by one.
     uint i = first;
+    uint head = min(end, (first + 3u) & ~3u);
     if (pc.significand_bits == 24u) {
         float s = float(running);
+        for (; i < head; i++) {
+            s += term(i);
+        }
         for (; i + 8u <= end; i += 8u) {
-            s += terms[i];
-            s += terms[i + 1u];
-            s += terms[i + 2u];
-            s += terms[i + 3u];
-            s += terms[i + 4u];
-            s += terms[i + 5u];
-            s += terms[i + 6u];
-            s += terms[i + 7u];
+            vec4 a = terms4[i >> 2u];
+            vec4 b = terms4[(i >> 2u) + 1u];
+            s += a.x;
+            s += a.y;
+            s += a.z;
+            s += a.w;
+            s += b.x;
+            s += b.y;
+            s += b.z;
+            s += b.w;
         }
         for (; i < end; i++) {
-            s += terms[i];
+            s += term(i);
         }
         out_sum[g] = double(s);
     } else {
         double s = running;
+        for (; i < head; i++) {
+            s += double(term(i));
+        }
         for (; i + 8u <= end; i += 8u) {
-            s += double(terms[i]);
-            s += double(terms[i + 1u]);
-            s += double(terms[i + 2u]);
-            s += double(terms[i + 3u]);
-            s += double(terms[i + 4u]);
-            s += double(terms[i + 5u]);
-            s += double(terms[i + 6u]);
-            s += double(terms[i + 7u]);
+            vec4 a = terms4[i >> 2u];
+            vec4 b = terms4[(i >> 2u) + 1u];
+            s += double(a.x);
+            s += double(a.y);
+            s += double(a.z);
+            s += double(a.w);
+            s += double(b.x);
+            s += double(b.y);
+            s += double(b.z);
+            s += double(b.w);
         }
         for (; i < end; i++) {
-            s += double(terms[i]);
+            s += double(term(i));
         }
         out_sum[g] = s;
     }
