@@ -129,12 +129,19 @@ FUNC float hvs_mask(const int *c, GLOBAL const float *mask, float gvar)
     return (float)sqrt((double)MUL_RN(m, gvar)) / 32.0f;
 }
 
+/* Words per plane in `planes`: first sample, width, blocks per row, block
+ * rows, first term, first group. */
+#define PSNR_HVS_PLANE_WORDS 6
+
 KERNEL psnr_hvs_terms(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL const float *tables,
                       GLOBAL const ulp_u32 *planes, GLOBAL float *terms, ulp_u32 bytes_per_sample)
 {
-    const ulp_u32 p = GROUP_ID(1);
-    const ulp_u32 b = GLOBAL_ID(0);
-    GLOBAL const ulp_u32 *plane = planes + 5 * p;
+    /* One row of groups for the three planes, each plane's from its first
+     * group on (src/features/psnr_hvs/gpu.rs). */
+    const ulp_u32 g = GROUP_ID(0);
+    const ulp_u32 p = (g >= planes[PSNR_HVS_PLANE_WORDS + 5] ? 1 : 0) + (g >= planes[2 * PSNR_HVS_PLANE_WORDS + 5] ? 1 : 0);
+    GLOBAL const ulp_u32 *plane = planes + PSNR_HVS_PLANE_WORDS * p;
+    const ulp_u32 b = (g - plane[5]) * LOCAL_SIZE(0) + LOCAL_ID(0);
     const ulp_u32 offset = plane[0], width = plane[1], bx = plane[2], by = plane[3], first = plane[4];
     if (b >= bx * by)
         return;

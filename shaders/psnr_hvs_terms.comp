@@ -17,7 +17,8 @@ layout(std430, set = 0, binding = 1) readonly buffer Distorted { uint dis_words[
 // storage-buffer load per coefficient costs CPU drivers like lavapipe a
 // gather each).
 layout(std140, set = 0, binding = 2) uniform Tables { vec4 tables4[96]; };
-// Per plane: first sample, width, blocks per row, block rows, first term.
+// Per plane: first sample, width, blocks per row, block rows, first term,
+// first group.
 layout(std430, set = 0, binding = 3) readonly buffer Planes { uint planes[]; };
 layout(std430, set = 0, binding = 4) buffer Terms { float terms[]; };
 
@@ -247,13 +248,18 @@ float masking(int b, uint table, float gvar) {
 }
 
 void main() {
-    uint p = gl_WorkGroupID.y;
-    uint b = gl_GlobalInvocationID.x;
-    uint offset = planes[5u * p];
-    uint width = planes[5u * p + 1u];
-    uint bx = planes[5u * p + 2u];
-    uint by = planes[5u * p + 3u];
-    uint first = planes[5u * p + 4u];
+    // One row of groups for the three planes, each plane's from its first
+    // group on: a grid of the largest plane's groups for each plane left
+    // two thirds of the chroma rows' groups idle, and lavapipe runs an idle
+    // group's code as if its invocations worked.
+    uint g = gl_WorkGroupID.x;
+    uint p = (g >= planes[6u + 5u] ? 1u : 0u) + (g >= planes[12u + 5u] ? 1u : 0u);
+    uint offset = planes[6u * p];
+    uint width = planes[6u * p + 1u];
+    uint bx = planes[6u * p + 2u];
+    uint by = planes[6u * p + 3u];
+    uint first = planes[6u * p + 4u];
+    uint b = (g - planes[6u * p + 5u]) * 64u + gl_LocalInvocationID.x;
     if (b >= bx * by) {
         return;
     }

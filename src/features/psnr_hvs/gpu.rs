@@ -20,16 +20,17 @@ use std::sync::Arc;
 pub const TERMS_WG: u32 = 64;
 
 /// `psnr_hvs_terms` (kernels/psnr_hvs.cl, shaders/psnr_hvs_terms.comp): one
-/// work item per 8x8 block. Work item `x` of group row `p` takes block `x`
-/// of plane `p` (raster order, one block every 7 pixels), if the plane has
-/// that many, and writes the 64 values [`super::cpu::block_terms`] computes
+/// work item per 8x8 block, in one row of groups: plane `p`'s groups start
+/// at its first group `f_p` ([`plane_groups`]), and work item `x` of group
+/// `f_p + g` takes block `64 g + x` of plane `p` (raster order, one block
+/// every 7 pixels), if the plane has that many, and writes the 64 values [`super::cpu::block_terms`] computes
 /// for it, in the same order, to `terms[term_offset + 64 x ..]`: the same
 /// f32 arithmetic in the same order (no FMA), Daala's integer DCT, and the
 /// divisions and the square root correctly rounded. Buffers: reference and
 /// distorted frames (every plane), tables (per plane the CSF then the mask,
-/// 64 f32 each), planes (per plane five u32: first sample, width, blocks
-/// per row, block rows, first term), terms (out). Scalars: bytes per
-/// sample.
+/// 64 f32 each), planes (per plane six u32: first sample, width, blocks
+/// per row, block rows, first term, first group), terms (out). Scalars:
+/// bytes per sample.
 pub static PSNR_HVS_TERMS: KernelSpec =
     KernelSpec { name: "psnr_hvs_terms", family: "psnr_hvs", workgroup: [TERMS_WG, 1, 1], buffers: 5, scalars: 1 };
 
@@ -68,10 +69,18 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry) -> Result<Box<dyn Extra
     GpuExtractor::boxed(gpu, pipeline)
 }
 
-impl PsnrHvsGpu {
-    fn max_blocks(&self) -> usize {
-        self.blocks.iter().map(|(x, y)| x * y).max().unwrap_or(0)
+/// Each plane's first group in [`PSNR_HVS_TERMS`]'s row, and the row's
+/// length: a plane takes the groups its blocks fill. (A grid of the largest
+/// plane's groups for every plane left most of the chroma planes' idle,
+/// which a CPU driver such as lavapipe runs as if they worked.)
+fn plane_groups(blocks: &[(usize, usize); 3]) -> ([usize; 3], u32) {
+    let mut first = [0; 3];
+    let mut next = 0;
+    for (p, &(x, y)) in blocks.iter().enumerate() {
+        first[p] = next;
+        next += groups_for(x * y, TERMS_WG) as usize;
     }
+    (first, next as u32)
 }
 
 impl GpuPipeline for PsnrHvsGpu {
@@ -87,10 +96,10 @@ impl GpuPipeline for PsnrHvsGpu {
             .collect();
         let mut planes = Vec::new();
         let mut term = 0;
-        for p in 0..3 {
-            let (bx, by) = self.blocks[p];
+        let (first_group, _) = plane_groups(&self.blocks);
+        for (p, (&(bx, by), group)) in self.blocks.iter().zip(first_group).enumerate() {
             let width = self.geometry.plane_dims(p).0;
-            planes.extend([self.geometry.plane_offset(p), width, bx, by, term].map(|v| v as u32));
+            planes.extend([self.geometry.plane_offset(p), width, bx, by, term, group].map(|v| v as u32));
             term += 64 * bx * by;
         }
         let planes: Vec<u8> = planes.iter().flat_map(|w| w.to_le_bytes()).collect();
@@ -130,7 +139,7 @@ impl GpuPipeline for PsnrHvsGpu {
             Arg::Buffer(&b.terms),
             Arg::U32(self.geometry.bytes_per_sample() as u32),
         ];
-        stream.dispatch(&self.kernel, [groups_for(self.max_blocks(), TERMS_WG), 3, 1], &args)?;
+        stream.dispatch(&self.kernel, [plane_groups(&self.blocks).1, 1, 1], &args)?;
         self.seqsum.record(&b.terms, &b.sums, stream)
     }
 
@@ -148,6 +157,17 @@ impl GpuPipeline for PsnrHvsGpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The groups of each plane follow the previous plane's, as many as
+    /// its blocks fill: 576x324 4:2:0 has 82 x 46 luma blocks (59 groups)
+    /// and 41 x 23 in each chroma plane (15).
+    #[test]
+    fn each_plane_takes_the_groups_its_blocks_fill() {
+        assert_eq!(plane_groups(&[(82, 46), (41, 23), (41, 23)]), ([0, 59, 74], 89));
+        assert_eq!(plane_groups(&[(1, 1), (1, 1), (1, 1)]), ([0, 1, 2], 3));
+        assert_eq!(plane_groups(&[(8, 8), (8, 8), (8, 8)]), ([0, 1, 2], 3));
+        assert_eq!(plane_groups(&[(65, 1), (1, 1), (64, 2)]), ([0, 2, 3], 5));
+    }
 
     #[test]
     fn blocks_are_counted_per_plane() {
