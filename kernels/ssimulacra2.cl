@@ -182,8 +182,8 @@ FUNC float s2_iir_step(float sum, const float *n2, const float *d1, float *p1, f
 }
 
 /* ---------------------------------------------------------------------
- * ssimulacra2_blur_rows: one work item per row y (global id 0) and channel
- * c (group id 1) of the current scale: fast_gaussian_1d along the row of
+ * ssimulacra2_blur_rows: one work item per row y and channel c of the
+ * current scale (item c * height + y): fast_gaussian_1d along the row of
  * the five statistics' inputs (ref and dist XYB of channel c, and the
  * products ref * ref, dist * dist, ref * dist, each rounded to f32 as
  * multiply_3plane writes them), into `rows` plane c * 5 + k. `xyb` holds
@@ -192,9 +192,10 @@ FUNC float s2_iir_step(float sum, const float *n2, const float *d1, float *p1, f
 KERNEL ssimulacra2_blur_rows(GLOBAL const float *xyb, GLOBAL float *rows, ulp_u32 width, ulp_u32 height,
                              float n2_0, float n2_1, float n2_2, float d1_0, float d1_1, float d1_2, ulp_u32 radius)
 {
-    const ulp_u32 y = GLOBAL_ID(0), c = GROUP_ID(1);
-    if (y >= height)
+    const ulp_u32 item = GLOBAL_ID(0);
+    if (item >= 3 * height)
         return;
+    const ulp_u32 c = item / height, y = item % height;
     const ulp_u32 plane = width * height;
     GLOBAL const float *a = xyb + c * plane + y * width;
     GLOBAL const float *b = xyb + (3u + c) * plane + y * width;

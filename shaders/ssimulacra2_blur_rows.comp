@@ -1,6 +1,7 @@
 #version 450
 // ssimulacra2_blur_rows: the row pass of the recursive Gaussian for the five
-// statistics of a channel, one invocation per row and channel (contract:
+// statistics of a channel, one invocation per row and channel, in one run
+// of groups for the three channels (contract:
 // BLUR_ROWS in src/features/ssimulacra2/gpu.rs).
 //
 // Mirrors ssimulacra2.c `fast_gaussian_1d` along each row of the five blur
@@ -90,11 +91,13 @@ layout(push_constant) uniform Params {
     }
 
 void main() {
-    uint y = gl_GlobalInvocationID.x;
-    uint c = gl_WorkGroupID.y;
-    if (y >= pc.height) {
+    // Item c * height + y: the three channels' rows in one run of groups.
+    uint item = gl_GlobalInvocationID.x;
+    if (item >= 3u * pc.height) {
         return;
     }
+    uint c = item / pc.height;
+    uint y = item - c * pc.height;
     uint plane = pc.width * pc.height;
     uint a = c * plane + y * pc.width;
     uint b = (3u + c) * plane + y * pc.width;

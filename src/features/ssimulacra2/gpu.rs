@@ -62,8 +62,11 @@ pub static DOWNSAMPLE_XYB: KernelSpec = KernelSpec {
     scalars: 6,
 };
 
-/// `ssimulacra2_blur_rows`: a work item per row y (global id 0) and channel
-/// c (group id 1): launch `[ceil(height / 64), 3, 1]`. `fast_gaussian_1d`
+/// `ssimulacra2_blur_rows`: a work item per row y and channel c, item
+/// `c * height + y` (global id 0) of a launch `[ceil(3 height / 64), 1, 1]`
+/// (three channels' rows in one run of groups: a group row per channel
+/// left up to 63 of a group's items idle in each, which a CPU driver runs
+/// as if they worked). `fast_gaussian_1d`
 /// along row y of the five blur inputs of channel c (ref, dist, ref * ref,
 /// dist * dist, ref * dist of `xyb`, each product rounded to f32) into
 /// `rows` plane `5c + k`, as [`super::blur::RecursiveGaussian::blur_line`]
@@ -267,7 +270,7 @@ impl GpuPipeline for Ssimulacra2Gpu {
             }
             let mut args = vec![Arg::Buffer(&b.xyb), Arg::Buffer(&b.rows), Arg::U32(w as u32), Arg::U32(h as u32)];
             args.extend(self.blur_scalars());
-            stream.dispatch(blur_rows, [groups_for(h, 64), 3, 1], &args)?;
+            stream.dispatch(blur_rows, [groups_for(3 * h, 64), 1, 1], &args)?;
             let mut args = vec![
                 Arg::Buffer(&b.xyb),
                 Arg::Buffer(&b.rows),
