@@ -387,13 +387,10 @@ impl Caches {
         let _ = at;
     }
 
-    /// Looks pixel `out`'s pair up: its ΔE00 if known, else the job that
-    /// computes it (a new one writes `out`; a repeat is noted).
-    fn look_up(&mut self, a: Triple, b: Triple, max_sample: u32, out: usize) -> Outcome {
-        if equal_colours(a, b, max_sample) {
-            return Outcome::Value(0.0);
-        }
-        let (at, key) = Self::pair_slot(a, b);
+    /// Looks pixel `out`'s pair of unequal colours up in its cache slot
+    /// `(at, key)` ([`Self::pair_slot`]): its ΔE00 if known, else the job
+    /// that computes it (a new one writes `out`; a repeat is noted).
+    fn look_up(&mut self, a: Triple, b: Triple, (at, key): (usize, u128), out: usize) -> Outcome {
         let slot = &mut self.pair_slots[at];
         if slot.key == key {
             return match slot.state {
@@ -548,29 +545,38 @@ fn band_de00(
 ) {
     let w = map.width;
     let mut colours: Vec<(Triple, Triple)> = Vec::with_capacity(w);
+    let mut slots: Vec<(usize, u128)> = vec![(0, 0); w];
     for (k, row) in out.chunks_mut(w).enumerate() {
         let i = first + k;
-        // The row's colours first, fetching the cache slots of those that
-        // differ, so that the look-ups below find their slots in cache.
         colours.clear();
         colours.extend((0..w).map(|j| {
             let y = Tap::At(0, i * w + j);
             let (u, v) = (map.tap(1, i, j), map.tap(2, i, j));
             ([r.sample(y), r.sample(u), r.sample(v)], [d.sample(y), d.sample(u), d.sample(v)])
         }));
-        for (j, &(a, b)) in colours.iter().enumerate() {
-            if a != b && (j == 0 || colours[j - 1] != (a, b)) {
-                caches.prefetch(Caches::pair_slot(a, b).0);
+        // The walk below looks up the pixels whose pair differs from the
+        // left neighbour's (video repeats a pair along a row, in flat
+        // areas, which the walk finds without the cache) and whose colours
+        // are unequal. Their cache slots first, each fetched, so that the
+        // walk finds them in cache.
+        let walk_looks_up = |j: usize, pair: (Triple, Triple)| {
+            (j == 0 || colours[j - 1] != pair) && !equal_colours(pair.0, pair.1, s.max_sample)
+        };
+        for (j, &pair) in colours.iter().enumerate() {
+            if walk_looks_up(j, pair) {
+                slots[j] = Caches::pair_slot(pair.0, pair.1);
+                caches.prefetch(slots[j].0);
             }
         }
-        // The pixel to the left's pair and outcome: video repeats a pair
-        // along a row (flat areas), which this finds without the cache.
+        // The pixel to the left's pair and outcome.
         let mut left: Option<(Triple, Triple, Outcome)> = None;
         for (j, (o, &(a, b))) in row.iter_mut().zip(&colours).enumerate() {
             let outcome = match left {
                 Some((la, lb, Outcome::Job(job))) if la == a && lb == b => caches.repeat(job, k * w + j),
                 Some((la, lb, known)) if la == a && lb == b => known,
-                _ => caches.look_up(a, b, s.max_sample, k * w + j),
+                _ if equal_colours(a, b, s.max_sample) => Outcome::Value(0.0),
+                // `walk_looks_up(j, (a, b))`: slots[j] is this pair's.
+                _ => caches.look_up(a, b, slots[j], k * w + j),
             };
             if let Outcome::Value(value) = outcome {
                 *o = value;
