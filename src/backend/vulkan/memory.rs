@@ -70,7 +70,9 @@ unsafe impl Sync for VkBuffer {}
 
 impl VkBuffer {
     /// A buffer of at least `size` bytes, rounded up to whole 16-byte
-    /// vectors (a shader may read a table as `vec4`s).
+    /// vectors: a shader may read a buffer as `vec4`s up to the one that
+    /// holds its last value (psnr_hvs's tables, `seqsum_serial`'s terms;
+    /// the test `buffers_are_whole_vec4s`).
     pub fn new(shared: &Arc<Shared>, size: usize, usage: Use) -> Result<VkBuffer> {
         let size = size.max(16).div_ceil(16) * 16;
         let (required, preferred, usage_flags) = usage.flags();

@@ -121,6 +121,19 @@ fn lavapipe_reports_its_identity() {
     assert!(d.api_version.as_deref().is_some_and(|v| v.starts_with("1.")), "{:?}", d.api_version);
 }
 
+/// Every buffer is a whole number of 16-byte vectors, bound whole: kernels
+/// read past the requested end up to the vec4 that holds the last value
+/// (psnr_hvs's tables as `vec4`s, `seqsum_serial`'s terms).
+#[test]
+fn buffers_are_whole_vec4s() {
+    let gpu = lavapipe(Options::default());
+    for bytes in [1, 4, 5, 16, 17, 746_500] {
+        let buf = gpu.create_buffer(bytes).unwrap();
+        let size = buf.raw::<super::memory::VkBuffer>().unwrap().size;
+        assert!(size >= bytes && size % 16 == 0, "{bytes} bytes: a buffer of {size}");
+    }
+}
+
 #[test]
 fn streams_run_in_order_and_return_downloads_in_order() {
     let gpu = lavapipe(Options::default());
