@@ -54,32 +54,77 @@ fn run() -> Result<(), String> {
             .file_stem()
             .and_then(|s| s.to_str())
             .ok_or_else(|| format!("{}: the file name is not UTF-8", path.display()))?;
-        // naga panics on a few constructs it does not validate out (64-bit
-        // countLeadingZeros, gfx-rs/wgpu#5276): name the shader, not a
-        // backtrace.
-        let words = std::panic::catch_unwind(|| compile(path, name)).map_err(|p| {
-            let why = p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
-            format!("{}: naga failed: {}", path.display(), why.unwrap_or_default())
-        })??;
-        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let target = spv_dir.join(format!("{name}.spv"));
-        fs::write(&target, bytes).map_err(|e| format!("{}: {e}", target.display()))?;
-        writeln!(
-            table,
-            "    Shader {{ name: {name:?}, spirv: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/shaders/{name}.spv\")) }},"
-        )
-        .expect("writing to a String");
+        let source = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let mut modules = vec![(name.to_string(), None)];
+        for variant in variants(&source, path)? {
+            if stems.contains(&variant.0.as_str()) || modules.iter().any(|(m, _)| *m == variant.0) {
+                return Err(format!("{}: #variant {}: a kernel of that name exists", path.display(), variant.0));
+            }
+            modules.push((variant.0.clone(), Some(variant)));
+        }
+        for (module, variant) in modules {
+            // naga panics on a few constructs it does not validate out
+            // (64-bit countLeadingZeros, gfx-rs/wgpu#5276): name the
+            // shader, not a backtrace.
+            let words =
+                std::panic::catch_unwind(|| compile(path, &source, &module, variant.as_ref())).map_err(|p| {
+                    let why =
+                        p.downcast_ref::<String>().cloned().or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()));
+                    format!("{}: naga failed: {}", path.display(), why.unwrap_or_default())
+                })??;
+            let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+            let target = spv_dir.join(format!("{module}.spv"));
+            fs::write(&target, bytes).map_err(|e| format!("{}: {e}", target.display()))?;
+            writeln!(
+                table,
+                "    Shader {{ name: {module:?}, spirv: include_bytes!(concat!(env!(\"OUT_DIR\"), \"/shaders/{module}.spv\")) }},"
+            )
+            .expect("writing to a String");
+        }
     }
     table.push_str("];\n");
     let target = out.join("shaders.rs");
     fs::write(&target, table).map_err(|e| format!("{}: {e}", target.display()))
 }
 
+/// A second module from one kernel source: `#variant <name> "<a>" "<b>"`
+/// compiles the kernel again as kernel `name` with its `#include "<a>"`
+/// taking `shaders/include/<b>` instead (ssim_vertical_strips' divisions:
+/// shaders/README.md).
+type Variant = (String, String, String);
+
+fn variants(source: &str, path: &Path) -> Result<Vec<Variant>, String> {
+    let mut out = Vec::new();
+    for (n, line) in source.lines().enumerate() {
+        let Some(rest) = line.trim().strip_prefix("#variant ") else { continue };
+        let words: Vec<&str> = rest.split_whitespace().collect();
+        let [name, from, to] = words.as_slice() else {
+            return Err(format!(
+                "{}:{}: expected `#variant <name> \"<include>\" \"<include>\"`",
+                path.display(),
+                n + 1
+            ));
+        };
+        let (from, to) = (from.trim_matches('"'), to.trim_matches('"'));
+        if !source
+            .lines()
+            .any(|l| l.trim().strip_prefix("#include ").is_some_and(|f| f.trim().trim_matches('"') == from))
+        {
+            return Err(format!(
+                "{}:{}: #variant {name}: the kernel has no #include \"{from}\"",
+                path.display(),
+                n + 1
+            ));
+        }
+        out.push((name.to_string(), from.to_string(), to.to_string()));
+    }
+    Ok(out)
+}
+
 /// GLSL or WGSL -> naga IR (validated) -> SPIR-V 1.0 words with `name` as
-/// entry point.
-fn compile(path: &Path, name: &str) -> Result<Vec<u32>, String> {
-    let source = fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let source = expand_includes(&source, path)?;
+/// entry point; with `variant`, its include swapped.
+fn compile(path: &Path, source: &str, name: &str, variant: Option<&Variant>) -> Result<Vec<u32>, String> {
+    let source = expand_includes(source, path, variant)?;
     let shown = path.display().to_string();
     let mut module = if path.extension().is_some_and(|e| e == "wgsl") {
         naga::front::wgsl::parse_str(&source).map_err(|e| e.emit_to_string_with_path(&source, &shown))?
@@ -127,13 +172,20 @@ fn compile(path: &Path, name: &str) -> Result<Vec<u32>, String> {
 /// so functions several kernels share (glibc's powf, VIF's log2 table
 /// lookups, the mirrored indices) are written once. naga then reports
 /// errors against the spliced text, with the kernel's path.
-fn expand_includes(source: &str, path: &Path) -> Result<String, String> {
+fn expand_includes(source: &str, path: &Path, variant: Option<&Variant>) -> Result<String, String> {
     let dir = path.parent().map(|d| d.join("include")).unwrap_or_default();
     let mut out = String::with_capacity(source.len());
     for (n, line) in source.lines().enumerate() {
+        if line.trim().starts_with("#variant ") {
+            out.push('\n');
+            continue;
+        }
         match line.trim().strip_prefix("#include ") {
             Some(file) => {
-                let file = file.trim().trim_matches('"');
+                let mut file = file.trim().trim_matches('"');
+                if let Some((_, _, to)) = variant.filter(|(_, from, _)| from == file) {
+                    file = to;
+                }
                 let included = dir.join(file);
                 println!("cargo:rerun-if-changed={}", included.display());
                 let text = fs::read_to_string(&included).map_err(|e| {

@@ -41,6 +41,7 @@ struct Params {
 var<immediate> pc: Params;
 
 #include "widen.wgsl"
+#include "correct_rounding.wgsl"
 #include "ssim_terms.wgsl"
 
 const WG_X: u32 = 64u;

@@ -40,7 +40,10 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> partials: array<f64>;
 var<immediate> pc: Params;
 
+// llvmpipe's variant: the device's division and root (include/ieee_rounding.wgsl).
+#variant ssim_vertical_strips_ieee "correct_rounding.wgsl" "ieee_rounding.wgsl"
 #include "widen.wgsl"
+#include "correct_rounding.wgsl"
 #include "ssim_terms.wgsl"
 
 @compute @workgroup_size(64, 4, 1)

@@ -92,6 +92,23 @@ pub static SSIM_VERTICAL: KernelSpec =
 pub static SSIM_VERTICAL_STRIPS: KernelSpec =
     KernelSpec { name: "ssim_vertical_strips", family: "ssim", workgroup: [64, 4, 1], buffers: 4, scalars: 10 };
 
+/// `ssim_vertical_strips_ieee`: [`SSIM_VERTICAL_STRIPS`] with the device's
+/// own double division and square root where that kernel corrects them
+/// (shaders/include/ieee_rounding.wgsl), for drivers that compute them as
+/// IEEE 754 does ([`divides_as_ieee`]); the CUDA/OpenCL dialects' are
+/// correctly rounded by their specs, so there the two are one kernel.
+pub static SSIM_VERTICAL_STRIPS_IEEE: KernelSpec =
+    KernelSpec { name: "ssim_vertical_strips_ieee", family: "ssim", workgroup: [64, 4, 1], buffers: 4, scalars: 10 };
+
+/// Whether a device's double division and square root are IEEE 754's, so
+/// the terms need no correction: Mesa's llvmpipe (lavapipe), which emits
+/// them as LLVM's `fdiv` and `llvm.sqrt` for the host CPU (the reasons in
+/// shaders/include/ieee_rounding.wgsl). Vulkan promises no more than 2.5
+/// ulp; every other Vulkan driver gets the correcting kernels.
+pub fn divides_as_ieee(device: &crate::backend::DeviceInfo) -> bool {
+    device.backend == "vulkan" && device.driver.as_deref().is_some_and(|d| d.starts_with("llvmpipe"))
+}
+
 /// Partial triples per metric of a `width x rows` map (the `count` of
 /// [`SSIM_VERTICAL`] / [`SSIM_VERTICAL_STRIPS`]), and the depth of the
 /// device's sum: the adds a term goes through, in its partial, in a
@@ -198,12 +215,13 @@ fn forced_totals(totals: Totals, choice: Option<&std::ffi::OsStr>, exact: Exact)
 }
 
 /// Every kernel of the pipeline.
-pub static KERNELS: [&KernelSpec; 9] = [
+pub static KERNELS: [&KernelSpec; 10] = [
     &SSIM_CONVERT,
     &SSIM_DECIMATE,
     &SSIM_HORIZONTAL,
     &SSIM_VERTICAL,
     &SSIM_VERTICAL_STRIPS,
+    &SSIM_VERTICAL_STRIPS_IEEE,
     &SSIM_TOTAL,
     &SSIM_DECIMATE_STRIPS,
     &exact::SSIM_EXACT_SEGMENTS,
@@ -316,6 +334,7 @@ impl SsimGpu {
         };
         let strip = shape.strip();
         let vertical = match shape {
+            Shape::Strips if divides_as_ieee(gpu.device()) => &SSIM_VERTICAL_STRIPS_IEEE,
             Shape::Strips => &SSIM_VERTICAL_STRIPS,
             Shape::Pixels => &SSIM_VERTICAL,
         };
@@ -635,5 +654,21 @@ mod tests {
         assert_eq!(forced_totals(inline, Some(OsStr::new("decide")), Exact::Parallel).unwrap(), inline);
         let err = forced_totals(decide, Some(OsStr::new("seq")), Exact::Inline).unwrap_err().to_string();
         assert!(err.contains("ULPGATE_SSIM_TOTALS=\"seq\"") && err.contains("`sequential`"), "{err}");
+    }
+
+    #[test]
+    fn only_llvmpipe_skips_the_division_checks() {
+        let with = |backend: &str, driver: Option<&str>| crate::backend::DeviceInfo {
+            backend: backend.into(),
+            driver: driver.map(Into::into),
+            ..crate::features::gpu::device_of_type(Some("cpu"))
+        };
+        assert!(divides_as_ieee(&with("vulkan", Some("llvmpipe Mesa 22.3.6 (LLVM 15.0.6)"))));
+        // A CPU device is not enough: SwiftShader's division is its own.
+        assert!(!divides_as_ieee(&with("vulkan", Some("SwiftShader driver"))));
+        assert!(!divides_as_ieee(&with("vulkan", Some("NVIDIA 580.159.04"))));
+        assert!(!divides_as_ieee(&with("vulkan", None)));
+        // The C dialects divide correctly rounded anyway.
+        assert!(!divides_as_ieee(&with("opencl", Some("llvmpipe"))));
     }
 }
