@@ -6,7 +6,7 @@
 // file.
 //
 // Only llvmpipe (Mesa lavapipe) gets these (`ssim_vertical_strips_ieee`,
-// chosen by src/features/ssim/gpu.rs `divides_as_ieee`): its NIR options
+// chosen by src/features/gpu.rs `divides_as_ieee`): its NIR options
 // lower neither fdiv nor fsqrt (gallivm_nir_options in llvmpipe's
 // lp_screen.c), and gallivm emits them as LLVM's `fdiv` and `llvm.sqrt`
 // without fast-math flags, which the host CPU computes with its IEEE
@@ -15,8 +15,8 @@
 // checks that find nothing to correct cost it as much as a correction:
 // half of ssim_vertical_strips' time (620 against 290 ms over issue 14's
 // anchor, Mesa 22.3.6). tests/ssim.rs holds this variant (the strips shape
-// on lavapipe) and correct_rounding.wgsl's (the pixels shape) to the CPU
-// bit for bit.
+// on lavapipe) and correct_rounding.wgsl's (the pixels shape, and the
+// strips with ULPGATE_DIVISION=checked) to the CPU bit for bit.
 
 fn div_rn(a: f64, b: f64) -> f64 {
     return a / b;

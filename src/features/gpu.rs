@@ -410,6 +410,55 @@ pub fn shape_for_driver<T: Copy>(
     env_switch(var, choice, cpu, gpu, by_driver)
 }
 
+/// How a Vulkan kernel whose C divides correctly rounded gets its divisions
+/// and square roots (ssim's terms; psnr_hvs's checks measured 5% of its
+/// kernel on lavapipe, within the noise, and stay).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Division {
+    /// The device's own, checked against exact residuals and corrected
+    /// where they are off (Vulkan promises no better than 2.5 ulp):
+    /// `shaders/include/correct_rounding.wgsl`.
+    Checked,
+    /// The device's own as they are, for a driver whose division and square
+    /// root are IEEE 754's: `shaders/include/ieee_rounding.wgsl` (the
+    /// kernels' `_ieee` variants).
+    Device,
+}
+
+/// Environment variable that picks the [`Division`] (`checked` or
+/// `device`; unset: by the driver, [`divides_as_ieee`]): a diagnostic,
+/// and the tests' way to run the checking kernels on lavapipe.
+pub const DIVISION_VAR: &str = "ULPGATE_DIVISION";
+
+/// Whether a device's division and square root are IEEE 754's: Mesa's
+/// llvmpipe (lavapipe), whose NIR options lower neither `fdiv` nor `fsqrt`
+/// and whose gallivm emits them as LLVM's `fdiv` and `llvm.sqrt` without
+/// fast-math flags, for the host CPU's IEEE instructions (the C
+/// reference's). llvmpipe runs every path of a kernel for all lanes, so
+/// checks that find nothing cost it as much as corrections. Every other
+/// Vulkan driver, CPU or GPU, is checked; the CUDA and OpenCL dialects
+/// divide correctly rounded by their specs and have no checks to skip.
+pub fn divides_as_ieee(device: &crate::backend::DeviceInfo) -> bool {
+    device.backend == "vulkan" && device.driver.as_deref().is_some_and(|d| d.starts_with("llvmpipe"))
+}
+
+/// The [`Division`] for a device: by [`divides_as_ieee`] unless
+/// [`DIVISION_VAR`] names one.
+pub fn division_for(device: &crate::backend::DeviceInfo) -> Result<Division> {
+    division_with(device, std::env::var_os(DIVISION_VAR).as_deref())
+}
+
+fn division_with(device: &crate::backend::DeviceInfo, choice: Option<&std::ffi::OsStr>) -> Result<Division> {
+    let by_driver = if divides_as_ieee(device) { Division::Device } else { Division::Checked };
+    env_switch(
+        DIVISION_VAR,
+        choice,
+        ("checked", "the device's divisions checked and corrected", Division::Checked),
+        ("device", "the device's divisions as they are", Division::Device),
+        by_driver,
+    )
+}
+
 /// A two-way environment switch (the shapes above, and the diagnostics
 /// that force one path of a feature): `choice`, the value of `var`, is the
 /// word of `a` or of `b`, or unset or empty for `default`; anything else is
@@ -626,5 +675,31 @@ mod tests {
         }
         assert_eq!(sum_u64_partials(&bytes, 2).unwrap(), vec![3, (1 << 40) + 3]);
         assert!(sum_u64_partials(&bytes, 3).is_err());
+    }
+
+    #[test]
+    fn only_llvmpipe_divides_unchecked_unless_told() {
+        use std::ffi::OsStr;
+        let with = |backend: &str, driver: Option<&str>| crate::backend::DeviceInfo {
+            backend: backend.into(),
+            driver: driver.map(Into::into),
+            ..device_of_type(Some("cpu"))
+        };
+        let lavapipe = with("vulkan", Some("llvmpipe Mesa 22.3.6 (LLVM 15.0.6)"));
+        assert_eq!(division_with(&lavapipe, None).unwrap(), Division::Device);
+        assert_eq!(division_with(&lavapipe, Some(OsStr::new("checked"))).unwrap(), Division::Checked);
+        // A CPU device is not enough: SwiftShader's division is its own.
+        for other in [
+            with("vulkan", Some("SwiftShader driver")),
+            with("vulkan", Some("NVIDIA 580.159.04")),
+            with("vulkan", None),
+            with("opencl", Some("llvmpipe")),
+        ] {
+            assert_eq!(division_with(&other, None).unwrap(), Division::Checked, "{other:?}");
+        }
+        let nvidia = with("vulkan", Some("NVIDIA 580.159.04"));
+        assert_eq!(division_with(&nvidia, Some(OsStr::new("device"))).unwrap(), Division::Device);
+        let err = division_with(&nvidia, Some(OsStr::new("ieee"))).unwrap_err().to_string();
+        assert!(err.contains("ULPGATE_DIVISION=\"ieee\"") && err.contains("`checked`"), "{err}");
     }
 }

@@ -20,7 +20,7 @@ use super::exact::{self, Exact};
 use super::sums::{DeviceSum, resolve};
 use super::tables::{GAUSSIAN, constants};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
-use crate::features::gpu::{GpuPipeline, planes_bytes, word_buffer};
+use crate::features::gpu::{Division, GpuPipeline, planes_bytes, word_buffer};
 use crate::features::picture::scaler;
 use crate::fixture::Geometry;
 use crate::scores::Scores;
@@ -95,19 +95,10 @@ pub static SSIM_VERTICAL_STRIPS: KernelSpec =
 /// `ssim_vertical_strips_ieee`: [`SSIM_VERTICAL_STRIPS`] with the device's
 /// own double division and square root where that kernel corrects them
 /// (shaders/include/ieee_rounding.wgsl), for drivers that compute them as
-/// IEEE 754 does ([`divides_as_ieee`]); the CUDA/OpenCL dialects' are
+/// IEEE 754 does ([`crate::features::gpu::Division`]); the CUDA/OpenCL dialects' are
 /// correctly rounded by their specs, so there the two are one kernel.
 pub static SSIM_VERTICAL_STRIPS_IEEE: KernelSpec =
     KernelSpec { name: "ssim_vertical_strips_ieee", family: "ssim", workgroup: [64, 4, 1], buffers: 4, scalars: 10 };
-
-/// Whether a device's double division and square root are IEEE 754's, so
-/// the terms need no correction: Mesa's llvmpipe (lavapipe), which emits
-/// them as LLVM's `fdiv` and `llvm.sqrt` for the host CPU (the reasons in
-/// shaders/include/ieee_rounding.wgsl). Vulkan promises no more than 2.5
-/// ulp; every other Vulkan driver gets the correcting kernels.
-pub fn divides_as_ieee(device: &crate::backend::DeviceInfo) -> bool {
-    device.backend == "vulkan" && device.driver.as_deref().is_some_and(|d| d.starts_with("llvmpipe"))
-}
 
 /// Partial triples per metric of a `width x rows` map (the `count` of
 /// [`SSIM_VERTICAL`] / [`SSIM_VERTICAL_STRIPS`]), and the depth of the
@@ -333,8 +324,9 @@ impl SsimGpu {
             None => shape_for(gpu.device(), std::env::var_os(SHAPE_VAR).as_deref())?,
         };
         let strip = shape.strip();
+        let division = crate::features::gpu::division_for(gpu.device())?;
         let vertical = match shape {
-            Shape::Strips if divides_as_ieee(gpu.device()) => &SSIM_VERTICAL_STRIPS_IEEE,
+            Shape::Strips if division == Division::Device => &SSIM_VERTICAL_STRIPS_IEEE,
             Shape::Strips => &SSIM_VERTICAL_STRIPS,
             Shape::Pixels => &SSIM_VERTICAL,
         };
@@ -654,21 +646,5 @@ mod tests {
         assert_eq!(forced_totals(inline, Some(OsStr::new("decide")), Exact::Parallel).unwrap(), inline);
         let err = forced_totals(decide, Some(OsStr::new("seq")), Exact::Inline).unwrap_err().to_string();
         assert!(err.contains("ULPGATE_SSIM_TOTALS=\"seq\"") && err.contains("`sequential`"), "{err}");
-    }
-
-    #[test]
-    fn only_llvmpipe_skips_the_division_checks() {
-        let with = |backend: &str, driver: Option<&str>| crate::backend::DeviceInfo {
-            backend: backend.into(),
-            driver: driver.map(Into::into),
-            ..crate::features::gpu::device_of_type(Some("cpu"))
-        };
-        assert!(divides_as_ieee(&with("vulkan", Some("llvmpipe Mesa 22.3.6 (LLVM 15.0.6)"))));
-        // A CPU device is not enough: SwiftShader's division is its own.
-        assert!(!divides_as_ieee(&with("vulkan", Some("SwiftShader driver"))));
-        assert!(!divides_as_ieee(&with("vulkan", Some("NVIDIA 580.159.04"))));
-        assert!(!divides_as_ieee(&with("vulkan", None)));
-        // The C dialects divide correctly rounded anyway.
-        assert!(!divides_as_ieee(&with("opencl", Some("llvmpipe"))));
     }
 }
