@@ -16,7 +16,9 @@ layout(local_size_x = 64, local_size_y = 1, local_size_z = 1) in;
 
 layout(std430, set = 0, binding = 0) readonly buffer Reference { uint ref_words[]; };
 layout(std430, set = 0, binding = 1) readonly buffer Distorted { uint dis_words[]; };
-layout(std430, set = 0, binding = 2) readonly buffer Lut { float lut[]; };
+// The EOTF table as a uniform block of vec4s: lavapipe fetches a uniform
+// block with one vector gather where it loads a storage buffer lane by lane.
+layout(std140, set = 0, binding = 2) uniform Lut { vec4 lut4[256]; };
 layout(std430, set = 0, binding = 3) buffer Linear { float lin[]; };
 layout(std430, set = 0, binding = 4) buffer Xyb { float xyb[]; };
 
@@ -94,6 +96,10 @@ vec3 to_xyb(float r, float g, float b) {
     return vec3(x * 14.0 + 0.42, y + 0.01, (big_s - y) + 0.55);
 }
 
+float lut(uint i) {
+    return lut4[i >> 2u][i & 3u];
+}
+
 // vmaf_ss2_srgb_eotf.
 float eotf(float x) {
     if (x <= 0.0) {
@@ -105,8 +111,8 @@ float eotf(float x) {
     float idx = x * 1023.0;
     int i = int(idx);
     float frac = idx - float(i);
-    float a = lut[i];
-    return a + (lut[i + 1] - a) * frac;
+    float a = lut(uint(i));
+    return a + (lut(uint(i) + 1u) - a) * frac;
 }
 
 float clamp01(float v) {

@@ -34,7 +34,8 @@ use std::sync::Arc;
 /// coordinate) and `linear_rgb_to_xyb` (with `vmaf_ss2_cbrtf`), every f32
 /// operation as [`YuvToRgb::nonlinear`], [`super::color::srgb_eotf`] and
 /// [`Opsin::xyb`] do it. Buffers: reference and distorted frames (all three
-/// planes, 1 or 2 bytes a sample), the EOTF table (1024 f32), `lin` and
+/// planes, 1 or 2 bytes a sample), the EOTF table (1024 f32; a uniform
+/// block in the Vulkan dialect), `lin` and
 /// `xyb` (six width x height f32 planes: the reference's three, then the
 /// distorted's). Scalars: width, height, chroma width, chroma height, bytes
 /// per sample, then the f32 constants inv_peak, y_off, y_scale, c_scale,
