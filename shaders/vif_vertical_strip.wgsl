@@ -35,95 +35,14 @@ var<immediate> pc: Params;
 
 #include "vif_mirror.wgsl"
 
-// Sample i: 1 byte (format 0), a u16 (format 1) or a u32 (format 2).
-fn sample_ref(i: u32) -> u32 {
-    if (pc.format == 0u) {
-        return (ref_plane[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
-    }
-    if (pc.format == 1u) {
-        return (ref_plane[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu;
-    }
-    return ref_plane[i];
-}
-
-fn sample_dis(i: u32) -> u32 {
-    if (pc.format == 0u) {
-        return (dis_plane[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
-    }
-    if (pc.format == 1u) {
-        return (dis_plane[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu;
-    }
-    return dis_plane[i];
-}
-
-// One tap's share of four rows' vif_statistic_8 sums: u32, wrapping, as
-// the per-pixel kernel's c·r·r is (ca · a mod 2^32 = c · (a · a) mod 2^32).
-struct Sums8 {
-    mu1: vec4<u32>,
-    mu2: vec4<u32>,
-    xx: vec4<u32>,
-    yy: vec4<u32>,
-    xy: vec4<u32>,
-}
-
-fn add8(s: ptr<function, Sums8>, c: vec4<u32>, a: vec4<u32>, b: vec4<u32>) {
-    (*s).mu1 += c * a;
-    (*s).mu2 += c * b;
-    (*s).xx += c * (a * a);
-    (*s).yy += c * (b * b);
-    (*s).xy += c * (a * b);
-}
-
-// vif_statistic_16's u64 sums of c·r·r, c·d·d, c·r·d as two u32 sums each:
-// c times the low and the high 16 bits of the product (below 2^32: samples
-// have at most 16 bits), neither of which wraps (the taps add to 65536).
-struct Sums16 {
-    mu1: vec4<u32>,
-    mu2: vec4<u32>,
-    xl: vec4<u32>,
-    xh: vec4<u32>,
-    yl: vec4<u32>,
-    yh: vec4<u32>,
-    zl: vec4<u32>,
-    zh: vec4<u32>,
-}
-
-fn add16(s: ptr<function, Sums16>, c: vec4<u32>, a: vec4<u32>, b: vec4<u32>) {
-    let m = vec4<u32>(0xffffu);
-    let sh = vec4<u32>(16u);
-    let aa = a * a;
-    let bb = b * b;
-    let ab = a * b;
-    (*s).mu1 += c * a;
-    (*s).mu2 += c * b;
-    (*s).xl += c * (aa & m);
-    (*s).xh += c * (aa >> sh);
-    (*s).yl += c * (bb & m);
-    (*s).yh += c * (bb >> sh);
-    (*s).zl += c * (ab & m);
-    (*s).zh += c * (ab >> sh);
-}
-
-// The u64 sum from its two halves, rounded as vif_statistic_16 writes it.
-fn round16(lo: u32, hi: u32) -> u32 {
-    return u32((u64(lo) + (u64(hi) << 16u) + u64(pc.sq_add)) >> pc.sq_shift);
-}
-
-fn store8(o: u32, plane: u32, s: Sums8, r: u32) {
-    vsum[o] = (s.mu1[r] + 128u) >> 8u;
-    vsum[plane + o] = (s.mu2[r] + 128u) >> 8u;
-    vsum[2u * plane + o] = s.xx[r];
-    vsum[3u * plane + o] = s.yy[r];
-    vsum[4u * plane + o] = s.xy[r];
-}
-
-fn store16(o: u32, plane: u32, s: Sums16, r: u32) {
-    vsum[o] = ((s.mu1[r] + pc.mu_add) >> pc.mu_shift) & 0xffffu;
-    vsum[plane + o] = ((s.mu2[r] + pc.mu_add) >> pc.mu_shift) & 0xffffu;
-    vsum[2u * plane + o] = round16(s.xl[r], s.xh[r]);
-    vsum[3u * plane + o] = round16(s.yl[r], s.yh[r]);
-    vsum[4u * plane + o] = round16(s.zl[r], s.zh[r]);
-}
+// The sums (include/vif_strip_sums.wgsl) and, by the input, the samples
+// and which sums run (include/vif_strip_any.wgsl; the variants for the
+// 8-bit scale 0 and the 16-bit scales 1-3 take only their own: lavapipe
+// runs both sides of a run-time choice).
+#variant vif_vertical_strip_bytes "vif_strip_any.wgsl" "vif_strip_bytes.wgsl"
+#variant vif_vertical_strip_words "vif_strip_any.wgsl" "vif_strip_words.wgsl"
+#include "vif_strip_sums.wgsl"
+#include "vif_strip_any.wgsl"
 
 @compute @workgroup_size(64, 1, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -159,23 +78,13 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var sr = vec4<u32>(0u);
     var sd = vec4<u32>(0u);
     let d = pc.width / 2u - pc.sub_width / 2u;
-    let z = vec4<u32>(0u);
-    var s8lo = Sums8(z, z, z, z, z);
-    var s8hi = Sums8(z, z, z, z, z);
-    var s16lo = Sums16(z, z, z, z, z, z, z, z);
-    var s16hi = Sums16(z, z, z, z, z, z, z, z);
+    var acc = acc_zero();
     for (var k = 0u; k < pc.width; k++) {
         let i = mirror(p0 + i32(k) + 7, hi) * w + x;
         ahi.w = sample_ref(i);
         bhi.w = sample_dis(i);
         let c = vec4<u32>(taps[pc.tap0 + k]);
-        if (pc.mode == 8u) {
-            add8(&s8lo, c, alo, blo);
-            add8(&s8hi, c, ahi, bhi);
-        } else {
-            add16(&s16lo, c, alo, blo);
-            add16(&s16hi, c, ahi, bhi);
-        }
+        acc_add(&acc, c, alo, ahi, blo, bhi);
         if (k - d < pc.sub_width) {
             let cs = vec4<u32>(taps[pc.sub_tap0 + k - d]);
             sr += cs * vec4<u32>(alo.xz, ahi.xz);
@@ -188,19 +97,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     for (var r = 0u; r < 8u && y0 + r < h; r++) {
         let o = (y0 + r) * w + x;
-        if (pc.mode == 8u) {
-            if (r < 4u) {
-                store8(o, plane, s8lo, r);
-            } else {
-                store8(o, plane, s8hi, r - 4u);
-            }
-        } else {
-            if (r < 4u) {
-                store16(o, plane, s16lo, r);
-            } else {
-                store16(o, plane, s16hi, r - 4u);
-            }
-        }
+        acc_store(o, plane, acc, r);
     }
     if (pc.sub_width > 0u) {
         let sub_plane = w * (h / 2u);

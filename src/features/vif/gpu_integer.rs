@@ -50,6 +50,19 @@ pub static VIF_VERTICAL: KernelSpec =
 pub static VIF_VERTICAL_STRIP: KernelSpec =
     KernelSpec { name: "vif_vertical_strip", family: "vif", workgroup: [64, 1, 1], buffers: 5, scalars: 14 };
 
+/// `vif_vertical_strip_bytes`: [`VIF_VERTICAL_STRIP`] for `format` 0 and
+/// `mode` 8 only (the 8-bit scale 0), which the caller guarantees: the
+/// Vulkan dialect reads bytes and makes vif_statistic_8's sums, without
+/// the other formats' and mode's code, which lavapipe runs beside the
+/// taken side of a run-time choice (shaders/include/vif_strip_bytes.wgsl).
+pub static VIF_VERTICAL_STRIP_BYTES: KernelSpec =
+    KernelSpec { name: "vif_vertical_strip_bytes", family: "vif", workgroup: [64, 1, 1], buffers: 5, scalars: 14 };
+
+/// `vif_vertical_strip_words`: [`VIF_VERTICAL_STRIP`] for `format` 2 and
+/// `mode` 16 only (scales 1-3), likewise.
+pub static VIF_VERTICAL_STRIP_WORDS: KernelSpec =
+    KernelSpec { name: "vif_vertical_strip_words", family: "vif", workgroup: [64, 1, 1], buffers: 5, scalars: 14 };
+
 /// Rows of a column a `vif_vertical_strip` item makes.
 pub const VERTICAL_STRIP: usize = 8;
 
@@ -96,14 +109,21 @@ pub const STRIP: usize = 8;
 /// Rows each `vif_horizontal` work group covers (kernels/vif.cl `VIF_ROWS`).
 pub const HORIZONTAL_ROWS: usize = 8;
 
-pub static KERNELS: &[&KernelSpec] = &[&VIF_VERTICAL, &VIF_VERTICAL_STRIP, &VIF_HORIZONTAL, &VIF_HORIZONTAL_STRIP];
+pub static KERNELS: &[&KernelSpec] = &[
+    &VIF_VERTICAL,
+    &VIF_VERTICAL_STRIP,
+    &VIF_VERTICAL_STRIP_BYTES,
+    &VIF_VERTICAL_STRIP_WORDS,
+    &VIF_HORIZONTAL,
+    &VIF_HORIZONTAL_STRIP,
+];
 
 /// Where each scale's taps start in the taps buffer (17, 9, 5, 3 taps).
 const TAP0: [u32; 4] = [0, 17, 26, 31];
 
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: IntegerParams) -> Result<Box<dyn Extractor>> {
     let strip = super::strip_shape(gpu.device())?;
-    let vertical = gpu.load_kernel(if strip { &VIF_VERTICAL_STRIP } else { &VIF_VERTICAL })?;
+    let vertical = vertical_kernels(gpu.as_ref(), strip, geometry.bit_depth)?;
     let horizontal = gpu.load_kernel(if strip { &VIF_HORIZONTAL_STRIP } else { &VIF_HORIZONTAL })?;
     // The constants, uploaded once and shared by every slot.
     let taps: Vec<u8> = INT_FILTERS.iter().flat_map(|t| t.iter()).flat_map(|&c| u32::from(c).to_le_bytes()).collect();
@@ -121,11 +141,25 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: IntegerParams) 
     GpuExtractor::boxed(gpu, pipeline)
 }
 
+/// Each scale's vertical kernel: [`VIF_VERTICAL`] on GPUs; in the strip
+/// shape, the variant made for the scale's input where there is one (the
+/// 8-bit scale 0's bytes, the later scales' 16-bit words).
+fn vertical_kernels(gpu: &dyn Gpu, strip: bool, bit_depth: u8) -> Result<[Kernel; 4]> {
+    if !strip {
+        let k = gpu.load_kernel(&VIF_VERTICAL)?;
+        return Ok([k.clone(), k.clone(), k.clone(), k]);
+    }
+    let first = gpu.load_kernel(if bit_depth == 8 { &VIF_VERTICAL_STRIP_BYTES } else { &VIF_VERTICAL_STRIP })?;
+    let rest = gpu.load_kernel(&VIF_VERTICAL_STRIP_WORDS)?;
+    Ok([first, rest.clone(), rest.clone(), rest])
+}
+
 struct IntegerGpu {
-    vertical: Kernel,
+    /// Per scale.
+    vertical: [Kernel; 4],
     horizontal: Kernel,
-    /// Whether `vertical` and `horizontal` are [`VIF_VERTICAL_STRIP`] and
-    /// [`VIF_HORIZONTAL_STRIP`].
+    /// Whether `vertical` and `horizontal` are [`VIF_VERTICAL_STRIP`]'s
+    /// and [`VIF_HORIZONTAL_STRIP`].
     strip: bool,
     geometry: Geometry,
     params: IntegerParams,
@@ -243,7 +277,9 @@ impl GpuPipeline for IntegerGpu {
             } else {
                 [groups_for(w, VIF_VERTICAL.workgroup[0]), groups_for(h, VIF_VERTICAL.workgroup[1]), 1]
             };
-            stream.dispatch(&self.vertical, grid, &args)?;
+            // The variants assume their scale's format and mode.
+            debug_assert!(!self.strip || s == 0 || (format, mode) == (2, 16));
+            stream.dispatch(&self.vertical[s], grid, &args)?;
             // The last scale writes no next picture; any buffer will do.
             let next = if s < 3 { &b.planes[s] } else { &b.planes[2] };
             let mut args = vec![
