@@ -40,25 +40,12 @@ uint mirror(int i, int n) {
     return uint(clamp(m, 0, n - 1));
 }
 
-float sample_ref(uint i) {
-    if (pc.format == 0u) {
-        return float((ref_words[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu) - 128.0;
-    }
-    if (pc.format == 1u) {
-        return float((ref_words[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu) * pc.inv - 128.0;
-    }
-    return uintBitsToFloat(ref_words[i]);
-}
-
-float sample_dis(uint i) {
-    if (pc.format == 0u) {
-        return float((dis_words[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu) - 128.0;
-    }
-    if (pc.format == 1u) {
-        return float((dis_words[i >> 1u] >> ((i & 1u) * 16u)) & 0xffffu) * pc.inv - 128.0;
-    }
-    return uintBitsToFloat(dis_words[i]);
-}
+// The samples, by format (include/float_vif_samples_any.glsl; the
+// variants for byte and float inputs read only theirs: lavapipe runs every
+// side of a run-time choice, here three loads a sample).
+#variant float_vif_vertical_strip_bytes "float_vif_samples_any.glsl" "float_vif_samples_bytes.glsl"
+#variant float_vif_vertical_strip_floats "float_vif_samples_any.glsl" "float_vif_samples_floats.glsl"
+#include "float_vif_samples_any.glsl"
 
 void main() {
     uint x = gl_GlobalInvocationID.x;

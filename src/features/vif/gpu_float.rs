@@ -61,6 +61,28 @@ pub static FLOAT_VIF_VERTICAL: KernelSpec =
 pub static FLOAT_VIF_VERTICAL_STRIP: KernelSpec =
     KernelSpec { name: "float_vif_vertical_strip", family: "float_vif", workgroup: [64, 1, 1], buffers: 5, scalars: 8 };
 
+/// `float_vif_vertical_strip_bytes`: [`FLOAT_VIF_VERTICAL_STRIP`] for
+/// `format` 0 only, which the caller guarantees (the Vulkan dialect reads
+/// no other format: lavapipe would run every format's loads,
+/// shaders/include/float_vif_samples_bytes.glsl).
+pub static FLOAT_VIF_VERTICAL_STRIP_BYTES: KernelSpec = KernelSpec {
+    name: "float_vif_vertical_strip_bytes",
+    family: "float_vif",
+    workgroup: [64, 1, 1],
+    buffers: 5,
+    scalars: 8,
+};
+
+/// `float_vif_vertical_strip_floats`: the same for `format` 2 (the
+/// prescaled picture and scales 1-3).
+pub static FLOAT_VIF_VERTICAL_STRIP_FLOATS: KernelSpec = KernelSpec {
+    name: "float_vif_vertical_strip_floats",
+    family: "float_vif",
+    workgroup: [64, 1, 1],
+    buffers: 5,
+    scalars: 8,
+};
+
 /// Rows of a column a `float_vif_vertical_strip` item makes.
 pub const VERTICAL_STRIP: usize = 8;
 
@@ -113,6 +135,8 @@ pub static KERNELS: &[&KernelSpec] = &[
     &FLOAT_VIF_PRESCALE,
     &FLOAT_VIF_VERTICAL,
     &FLOAT_VIF_VERTICAL_STRIP,
+    &FLOAT_VIF_VERTICAL_STRIP_BYTES,
+    &FLOAT_VIF_VERTICAL_STRIP_FLOATS,
     &FLOAT_VIF_HORIZONTAL,
     &FLOAT_VIF_HORIZONTAL_STRIP,
     &FLOAT_VIF_ROWS,
@@ -124,14 +148,12 @@ const POLY0: usize = 256;
 
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) -> Result<Box<dyn Extractor>> {
     let strip = super::strip_shape(gpu.device())?;
-    let (vertical, horizontal) = if strip {
-        (&FLOAT_VIF_VERTICAL_STRIP, &FLOAT_VIF_HORIZONTAL_STRIP)
-    } else {
-        (&FLOAT_VIF_VERTICAL, &FLOAT_VIF_HORIZONTAL)
-    };
-    let kernels = [&FLOAT_VIF_PRESCALE, vertical, horizontal, &FLOAT_VIF_ROWS];
-    let [prescale, vertical, horizontal, rows] = kernels.map(|k| gpu.load_kernel(k));
+    let horizontal = if strip { &FLOAT_VIF_HORIZONTAL_STRIP } else { &FLOAT_VIF_HORIZONTAL };
+    let kernels = [&FLOAT_VIF_PRESCALE, horizontal, &FLOAT_VIF_ROWS];
+    let [prescale, horizontal, rows] = kernels.map(|k| gpu.load_kernel(k));
     let resampler = Resampler::new(params.prescale_method, geometry, params.scaled(geometry));
+    let formats: [u32; 4] = std::array::from_fn(|s| input_format(s, geometry, &resampler));
+    let vertical = vertical_kernels(gpu.as_ref(), strip, formats)?;
     let filters: [Vec<f32>; 4] = std::array::from_fn(|s| tables::float_filter(s, params.kernelscale));
     let mut taps = vec![0.0f32; POLY0];
     let mut tap0 = [0u32; 4];
@@ -169,7 +191,9 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) ->
     ];
     let (w, h) = resampler.dst;
     let pipeline = FloatGpu {
-        kernels: [prescale?, vertical?, horizontal?, rows?],
+        kernels: [prescale?, horizontal?, rows?],
+        vertical,
+        formats,
         strip,
         geometry: *geometry,
         dims: std::array::from_fn(|s| (w >> s, h >> s)),
@@ -183,11 +207,35 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) ->
     GpuExtractor::boxed(gpu, pipeline)
 }
 
+/// The sample format each scale's vertical pass reads (`format` of
+/// [`FLOAT_VIF_VERTICAL`]): the luma's bytes (0) or u16s (1) at scale 0,
+/// f32s (2) where the luma was prescaled and at scales 1-3.
+fn input_format(scale: usize, geometry: &Geometry, resampler: &Resampler) -> u32 {
+    if scale > 0 || !resampler.is_identity() { 2 } else { u32::from(geometry.bit_depth > 8) }
+}
+
+/// Each scale's vertical kernel: [`FLOAT_VIF_VERTICAL`] on GPUs; in the
+/// strip shape the variant for the scale's sample format where there is
+/// one (bytes, f32s), else [`FLOAT_VIF_VERTICAL_STRIP`].
+fn vertical_kernels(gpu: &dyn Gpu, strip: bool, formats: [u32; 4]) -> Result<[Kernel; 4]> {
+    let spec = |format| match (strip, format) {
+        (false, _) => &FLOAT_VIF_VERTICAL,
+        (true, 0) => &FLOAT_VIF_VERTICAL_STRIP_BYTES,
+        (true, 2) => &FLOAT_VIF_VERTICAL_STRIP_FLOATS,
+        (true, _) => &FLOAT_VIF_VERTICAL_STRIP,
+    };
+    let [a, b, c, d] = formats.map(|f| gpu.load_kernel(spec(f)));
+    Ok([a?, b?, c?, d?])
+}
+
 struct FloatGpu {
-    /// prescale, vertical, horizontal (or their strip shapes), rows.
-    kernels: [Kernel; 4],
-    /// Whether `kernels[1]` and `kernels[2]` are [`FLOAT_VIF_VERTICAL_STRIP`]
-    /// and [`FLOAT_VIF_HORIZONTAL_STRIP`].
+    /// prescale, horizontal (or its strip shape), rows.
+    kernels: [Kernel; 3],
+    /// Each scale's vertical pass ([`vertical_kernels`]) and the format it
+    /// reads.
+    vertical: [Kernel; 4],
+    formats: [u32; 4],
+    /// Whether the vertical and horizontal kernels are the strip shape's.
     strip: bool,
     geometry: Geometry,
     /// Each scale's picture size: the prescaled luma halved `s` times.
@@ -250,7 +298,7 @@ impl GpuPipeline for FloatGpu {
     }
 
     fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
-        let [prescale, vertical, horizontal, rows] = &self.kernels;
+        let [prescale, horizontal, rows] = &self.kernels;
         let [taps, dparams, table] = &self.constants;
         let inv = 1.0 / scaler(self.geometry.bit_depth);
         let raw = u32::from(self.geometry.bit_depth > 8);
@@ -281,11 +329,12 @@ impl GpuPipeline for FloatGpu {
         }
         for s in 0..4 {
             let (w, h) = self.dims[s];
-            let (src, format) = match s {
-                0 if scaled => ([&b.scaled[0], &b.scaled[1]], 2),
-                0 => ([&b.reference, &b.distorted], raw),
-                _ => ([&b.planes[s - 1][0], &b.planes[s - 1][1]], 2),
+            let src = match s {
+                0 if scaled => [&b.scaled[0], &b.scaled[1]],
+                0 => [&b.reference, &b.distorted],
+                _ => [&b.planes[s - 1][0], &b.planes[s - 1][1]],
             };
+            let format = self.formats[s];
             let (sub_tap0, sub_width) = if s < 3 { (self.tap0[s + 1], self.widths[s + 1]) } else { (0, 0) };
             let mut args = vec![
                 Arg::Buffer(src[0]),
@@ -303,7 +352,7 @@ impl GpuPipeline for FloatGpu {
             } else {
                 grid
             };
-            stream.dispatch(vertical, vgrid, &args)?;
+            stream.dispatch(&self.vertical[s], vgrid, &args)?;
             let next = if s < 3 { &b.planes[s] } else { &b.planes[2] };
             let mut args = vec![
                 Arg::Buffer(&b.vsum),
