@@ -75,36 +75,11 @@ uint funnel(uint lo, uint hi, uint sh) {
     return sh == 0u ? lo : (lo >> sh) | (hi << (32u - sh));
 }
 
-// Samples i .. i + 3 of a frame as picture_copy's floats, from 2 (8-bit)
-// or 3 (16-bit) words; `last` is the frame's last word (never unpacked
-// past: a clamped word is not read from).
-vec4 prev_quad(uint i, uint last) {
-    if (pc.bytes_per_sample == 1u) {
-        uint first = i >> 2u;
-        uint q = funnel(prev_words[first], prev_words[min(first + 1u, last)], (i & 3u) * 8u);
-        return to_pixels(uvec4(q, q >> 8u, q >> 16u, q >> 24u) & 255u);
-    }
-    uint first = i >> 1u;
-    uint sh = (i & 1u) * 16u;
-    uint w1 = prev_words[first + 1u];
-    uint q0 = funnel(prev_words[first], w1, sh);
-    uint q1 = funnel(w1, prev_words[min(first + 2u, last)], sh);
-    return to_pixels(uvec4(q0, q0 >> 16u, q1, q1 >> 16u) & 65535u);
-}
-
-vec4 cur_quad(uint i, uint last) {
-    if (pc.bytes_per_sample == 1u) {
-        uint first = i >> 2u;
-        uint q = funnel(cur_words[first], cur_words[min(first + 1u, last)], (i & 3u) * 8u);
-        return to_pixels(uvec4(q, q >> 8u, q >> 16u, q >> 24u) & 255u);
-    }
-    uint first = i >> 1u;
-    uint sh = (i & 1u) * 16u;
-    uint w1 = cur_words[first + 1u];
-    uint q0 = funnel(cur_words[first], w1, sh);
-    uint q1 = funnel(w1, cur_words[min(first + 2u, last)], sh);
-    return to_pixels(uvec4(q0, q0 >> 16u, q1, q1 >> 16u) & 65535u);
-}
+// prev_quad / cur_quad, by sample size (include/motion_quads_any.glsl;
+// the variant for 8-bit planes reads only their words: lavapipe runs both
+// sides of the run-time choice, 2 + 3 loads where 2 do).
+#variant float_motion_rows_bytes "motion_quads_any.glsl" "motion_quads_bytes.glsl"
+#include "motion_quads_any.glsl"
 
 // Picture rows t = 0..7 of the lane's band (rows i0 - radius + t,
 // mirrored, clamped into the plane: a clamped row only feeds output rows

@@ -89,42 +89,11 @@ uint funnel(uint lo, uint hi, uint sh) {
     return sh == 0u ? lo : (lo >> sh) | (hi << (32u - sh));
 }
 
-// Samples start .. start + 11 of a plane, as three ivec4, read as 4 words
-// (8-bit) or 7 words (16-bit).
-#define LOAD12(word, start, s0, s1, s2) \
-    if (pc.bytes_per_sample == 1u) { \
-        uint first = start >> 2u; \
-        uint sh = (start & 3u) * 8u; \
-        uint w0 = word(first, last); \
-        uint w1 = word(first + 1u, last); \
-        uint w2 = word(first + 2u, last); \
-        uint w3 = word(first + 3u, last); \
-        uint x0 = funnel(w0, w1, sh); \
-        uint x1 = funnel(w1, w2, sh); \
-        uint x2 = funnel(w2, w3, sh); \
-        s0 = ivec4(uvec4(x0, x0 >> 8u, x0 >> 16u, x0 >> 24u) & 255u); \
-        s1 = ivec4(uvec4(x1, x1 >> 8u, x1 >> 16u, x1 >> 24u) & 255u); \
-        s2 = ivec4(uvec4(x2, x2 >> 8u, x2 >> 16u, x2 >> 24u) & 255u); \
-    } else { \
-        uint first = start >> 1u; \
-        uint sh = (start & 1u) * 16u; \
-        uint w0 = word(first, last); \
-        uint w1 = word(first + 1u, last); \
-        uint w2 = word(first + 2u, last); \
-        uint w3 = word(first + 3u, last); \
-        uint w4 = word(first + 4u, last); \
-        uint w5 = word(first + 5u, last); \
-        uint w6 = word(first + 6u, last); \
-        uint x0 = funnel(w0, w1, sh); \
-        uint x1 = funnel(w1, w2, sh); \
-        uint x2 = funnel(w2, w3, sh); \
-        uint x3 = funnel(w3, w4, sh); \
-        uint x4 = funnel(w4, w5, sh); \
-        uint x5 = funnel(w5, w6, sh); \
-        s0 = ivec4(uvec4(x0, x0 >> 16u, x1, x1 >> 16u) & 65535u); \
-        s1 = ivec4(uvec4(x2, x2 >> 16u, x3, x3 >> 16u) & 65535u); \
-        s2 = ivec4(uvec4(x4, x4 >> 16u, x5, x5 >> 16u) & 65535u); \
-    }
+// LOAD12, by sample size (include/motion_load12_any.glsl; the variant for
+// 8-bit planes reads only their words: lavapipe runs both sides of the
+// run-time choice, 4 + 7 loads where 4 do).
+#variant motion_sad_bytes "motion_load12_any.glsl" "motion_load12_bytes.glsl"
+#include "motion_load12_any.glsl"
 
 // Samples at four columns of a row, one at a time (near the edges).
 ivec4 prev_four(uint row, ivec4 c, uint shift, uint bits) {

@@ -45,6 +45,13 @@ use std::sync::Arc;
 pub static MOTION_SAD: KernelSpec =
     KernelSpec { name: "motion_sad", family: "motion", workgroup: [128, 1, 1], buffers: 3, scalars: 4 };
 
+/// `motion_sad_bytes`: [`MOTION_SAD`] for 8-bit planes only
+/// (`bytes_per_sample` 1, which the caller guarantees): the Vulkan
+/// dialect reads no 16-bit words, which lavapipe would read beside the
+/// 8-bit ones (shaders/include/motion_load12_bytes.glsl).
+pub static MOTION_SAD_BYTES: KernelSpec =
+    KernelSpec { name: "motion_sad_bytes", family: "motion", workgroup: [128, 1, 1], buffers: 3, scalars: 4 };
+
 /// Rows of a `motion_sad` band (`MOTION_ROWS` in the C dialect).
 pub const MOTION_ROWS: usize = 16;
 /// Output columns of a `motion_sad` work item (`MOTION_COLS`).
@@ -80,6 +87,11 @@ pub const FLOAT_MOTION_ROWS_PER_ITEM: usize = 4;
 /// order. GPUs run [`FLOAT_MOTION_BLUR_Y`]'s shape instead.
 pub static FLOAT_MOTION_ROWS: KernelSpec =
     KernelSpec { name: "float_motion_rows", family: "motion", workgroup: [64, 1, 1], buffers: 5, scalars: 8 };
+
+/// `float_motion_rows_bytes`: [`FLOAT_MOTION_ROWS`] for 8-bit planes only,
+/// likewise (shaders/include/motion_quads_bytes.glsl).
+pub static FLOAT_MOTION_ROWS_BYTES: KernelSpec =
+    KernelSpec { name: "float_motion_rows_bytes", family: "motion", workgroup: [64, 1, 1], buffers: 5, scalars: 8 };
 
 /// `float_motion_blur_y` (kernels/motion.cl, shaders/float_motion_blur_y.comp):
 /// the vertical pass of `convolution_f32_c_s` (`convolution_y_c_s`) over one
@@ -178,7 +190,8 @@ pub fn integer_extractor(
     v2: bool,
 ) -> Result<Box<dyn Extractor>> {
     let motion = Integer::new(geometry, options, v2)?;
-    let pipeline = IntegerGpu { kernel: gpu.load_kernel(&MOTION_SAD)?, geometry: *geometry, motion };
+    let spec = if geometry.bytes_per_sample() == 1 { &MOTION_SAD_BYTES } else { &MOTION_SAD };
+    let pipeline = IntegerGpu { kernel: gpu.load_kernel(spec)?, geometry: *geometry, motion };
     GpuExtractor::boxed(gpu, pipeline)
 }
 
@@ -283,7 +296,11 @@ pub fn float_extractor_shaped(
         rows += h + scaled;
     }
     let kernels = match shape {
-        FloatShape::Rows => FloatKernels::Rows(gpu.load_kernel(&FLOAT_MOTION_ROWS)?),
+        FloatShape::Rows => FloatKernels::Rows(gpu.load_kernel(if geometry.bytes_per_sample() == 1 {
+            &FLOAT_MOTION_ROWS_BYTES
+        } else {
+            &FLOAT_MOTION_ROWS
+        })?),
         FloatShape::Planes => FloatKernels::Planes {
             blur_y: gpu.load_kernel(&FLOAT_MOTION_BLUR_Y)?,
             blur_x: gpu.load_kernel(&FLOAT_MOTION_BLUR_X)?,

@@ -170,7 +170,7 @@ pub static MOTION: FeatureImpl = FeatureImpl {
     },
     cpu: |geometry, options| integer::cpu_extractor(geometry, options, false),
     gpu: Some(|gpu, geometry, options| gpu::integer_extractor(gpu, geometry, options, false)),
-    kernels: &[&gpu::MOTION_SAD],
+    kernels: &[&gpu::MOTION_SAD, &gpu::MOTION_SAD_BYTES],
     temporal: true,
     refuses: |geometry, options| refuses_integer(geometry, options, false),
 };
@@ -185,7 +185,7 @@ pub static MOTION_V2: FeatureImpl = FeatureImpl {
     },
     cpu: |geometry, options| integer::cpu_extractor(geometry, options, true),
     gpu: Some(|gpu, geometry, options| gpu::integer_extractor(gpu, geometry, options, true)),
-    kernels: &[&gpu::MOTION_SAD],
+    kernels: &[&gpu::MOTION_SAD, &gpu::MOTION_SAD_BYTES],
     temporal: true,
     refuses: |geometry, options| refuses_integer(geometry, options, true),
 };
@@ -202,6 +202,7 @@ pub static FLOAT_MOTION: FeatureImpl = FeatureImpl {
     gpu: Some(gpu::float_extractor),
     kernels: &[
         &gpu::FLOAT_MOTION_ROWS,
+        &gpu::FLOAT_MOTION_ROWS_BYTES,
         &gpu::FLOAT_MOTION_BLUR_Y,
         &gpu::FLOAT_MOTION_BLUR_X,
         &gpu::FLOAT_MOTION_SAD_ROWS,
