@@ -80,19 +80,19 @@ float sqrt_rn(float x) {
     return s;
 }
 
-// Sample i of a frame of 8- or 16-bit samples packed in little-endian words.
+// Sample i of a frame of 8- or 16-bit samples packed in little-endian
+// words: one load whatever the size (lavapipe would run both sides of a
+// branch on it, two loads a sample).
 int ref_sample(uint i) {
-    if (pc.bytes_per_sample == 1u) {
-        return int((ref_words[i >> 2u] >> ((i & 3u) * 8u)) & 255u);
-    }
-    return int((ref_words[i >> 1u] >> ((i & 1u) * 16u)) & 65535u);
+    uint shift = pc.bytes_per_sample == 1u ? 2u : 1u;
+    uint bits = 8u * pc.bytes_per_sample;
+    return int((ref_words[i >> shift] >> ((i & ((1u << shift) - 1u)) * bits)) & ((1u << bits) - 1u));
 }
 
 int dis_sample(uint i) {
-    if (pc.bytes_per_sample == 1u) {
-        return int((dis_words[i >> 2u] >> ((i & 3u) * 8u)) & 255u);
-    }
-    return int((dis_words[i >> 1u] >> ((i & 1u) * 16u)) & 65535u);
+    uint shift = pc.bytes_per_sample == 1u ? 2u : 1u;
+    uint bits = 8u * pc.bytes_per_sample;
+    return int((dis_words[i >> shift] >> ((i & ((1u << shift) - 1u)) * bits)) & ((1u << bits) - 1u));
 }
 
 // psnr_hvs.c OD_DCT_RSHIFT: a >> b rounded towards zero (32-bit).

@@ -31,21 +31,17 @@ fn i16(x: i32) -> i32 {
 }
 
 fn sample(img: u32, i: u32) -> u32 {
+    // One load whatever the sample size (lavapipe runs both sides of a
+    // branch on it).
+    let shift = select(1u, 2u, pc.bytes_per_sample == 1u);
+    let bits = 8u * pc.bytes_per_sample;
     var word: u32;
-    if (pc.bytes_per_sample == 1u) {
-        if (img == 0u) {
-            word = ref_words[i >> 2u];
-        } else {
-            word = dis_words[i >> 2u];
-        }
-        return (word >> ((i & 3u) * 8u)) & 0xffu;
-    }
     if (img == 0u) {
-        word = ref_words[i >> 1u];
+        word = ref_words[i >> shift];
     } else {
-        word = dis_words[i >> 1u];
+        word = dis_words[i >> shift];
     }
-    return (word >> ((i & 1u) * 16u)) & 0xffffu;
+    return (word >> ((i & ((1u << shift) - 1u)) * bits)) & ((1u << bits) - 1u);
 }
 
 // The vertical pass (tmplo, tmphi) of one column's four samples s: the

@@ -26,21 +26,18 @@ const STRIP: u32 = 16u;
 
 // Sample i of image img as picture_copy makes it (offset -128).
 fn sample(img: u32, i: u32) -> f32 {
+    // One load whatever the sample size (lavapipe runs both sides of a
+    // branch on it); picture_copy's `v / scaler - 128` (8-bit: `v - 128`).
+    let shift = select(1u, 2u, pc.bytes_per_sample == 1u);
+    let bits = 8u * pc.bytes_per_sample;
     var word: u32;
-    if (pc.bytes_per_sample == 1u) {
-        if (img == 0u) {
-            word = ref_words[i >> 2u];
-        } else {
-            word = dis_words[i >> 2u];
-        }
-        return f32((word >> ((i & 3u) * 8u)) & 0xffu) + -128.0f;
-    }
     if (img == 0u) {
-        word = ref_words[i >> 1u];
+        word = ref_words[i >> shift];
     } else {
-        word = dis_words[i >> 1u];
+        word = dis_words[i >> shift];
     }
-    return f32((word >> ((i & 1u) * 16u)) & 0xffffu) * pc.inv_scaler + -128.0f;
+    let v = f32((word >> ((i & ((1u << shift) - 1u)) * bits)) & ((1u << bits) - 1u));
+    return select(v * pc.inv_scaler, v, pc.bytes_per_sample == 1u) + -128.0f;
 }
 
 // Column col's vertical (lo, hi) over the four rows.
