@@ -89,9 +89,11 @@ uint funnel(uint lo, uint hi, uint sh) {
     return sh == 0u ? lo : (lo >> sh) | (hi << (32u - sh));
 }
 
-// LOAD12, by sample size (include/motion_load12_any.glsl; the variant for
-// 8-bit planes reads only their words: lavapipe runs both sides of the
-// run-time choice, 4 + 7 loads where 4 do).
+// LOAD_ROW, a row's samples at the 12 columns k0, k1, k2 of both frames
+// (include/motion_load12_any.glsl: words away from the edges, sample by
+// sample near them; the variant for 8-bit planes reads 4 words a frame
+// wherever it is: lavapipe runs both sides of every choice, 4 + 7 + 24
+// loads a row where 8 do).
 #variant motion_sad_bytes "motion_load12_any.glsl" "motion_load12_bytes.glsl"
 #include "motion_load12_any.glsl"
 
@@ -170,18 +172,7 @@ void main() {
             ivec4 q0;
             ivec4 q1;
             ivec4 q2;
-            if (inner) {
-                uint start = row + uint(c0 - 2);
-                LOAD12(prev_word, start, p0, p1, p2)
-                LOAD12(cur_word, start, q0, q1, q2)
-            } else {
-                p0 = prev_four(row, k0, shift, bits);
-                p1 = prev_four(row, k1, shift, bits);
-                p2 = prev_four(row, k2, shift, bits);
-                q0 = cur_four(row, k0, shift, bits);
-                q1 = cur_four(row, k1, shift, bits);
-                q2 = cur_four(row, k2, shift, bits);
-            }
+            LOAD_ROW(row, p0, p1, p2, q0, q1, q2)
             a0 = a1;
             a1 = a2;
             a2 = a3;

@@ -1,5 +1,7 @@
-// motion_sad's LOAD12 for 8- or 16-bit samples (pc.bytes_per_sample);
-// motion_sad_bytes swaps this file for motion_load12_bytes.glsl.
+// motion_sad's LOAD_ROW for 8- or 16-bit samples (pc.bytes_per_sample):
+// away from the plane's edges (`inner`) the 12 columns are contiguous and
+// read as words (LOAD12), near them one sample at a time (prev_four,
+// cur_four). motion_sad_bytes swaps this file for motion_load12_bytes.glsl.
 
 // Samples start .. start + 11 of a plane, as three ivec4, read as 4 words
 // (8-bit) or 7 words (16-bit).
@@ -36,4 +38,18 @@
         s0 = ivec4(uvec4(x0, x0 >> 16u, x1, x1 >> 16u) & 65535u); \
         s1 = ivec4(uvec4(x2, x2 >> 16u, x3, x3 >> 16u) & 65535u); \
         s2 = ivec4(uvec4(x4, x4 >> 16u, x5, x5 >> 16u) & 65535u); \
+    }
+
+#define LOAD_ROW(row, p0, p1, p2, q0, q1, q2) \
+    if (inner) { \
+        uint start = row + uint(c0 - 2); \
+        LOAD12(prev_word, start, p0, p1, p2) \
+        LOAD12(cur_word, start, q0, q1, q2) \
+    } else { \
+        p0 = prev_four(row, k0, shift, bits); \
+        p1 = prev_four(row, k1, shift, bits); \
+        p2 = prev_four(row, k2, shift, bits); \
+        q0 = cur_four(row, k0, shift, bits); \
+        q1 = cur_four(row, k1, shift, bits); \
+        q2 = cur_four(row, k2, shift, bits); \
     }
