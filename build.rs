@@ -89,8 +89,9 @@ fn run() -> Result<(), String> {
 
 /// A second module from one kernel source: `#variant <name> "<a>" "<b>"`
 /// compiles the kernel again as kernel `name` with its `#include "<a>"`
-/// taking `shaders/include/<b>` instead (ssim_vertical_strips' divisions:
-/// shaders/README.md).
+/// taking `shaders/include/<b>` instead: one module per run-time choice a
+/// kernel would otherwise make, since lavapipe runs every side of one
+/// (shaders/README.md, "Variants").
 type Variant = (String, String, String);
 
 fn variants(source: &str, path: &Path) -> Result<Vec<Variant>, String> {
