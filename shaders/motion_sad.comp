@@ -90,12 +90,13 @@ uint funnel(uint lo, uint hi, uint sh) {
 }
 
 // LOAD_ROW, a row's samples at the 12 columns k0, k1, k2 of both frames
-// (include/motion_load12_any.glsl: words away from the edges, sample by
+// (include/motion_row_any.glsl: words away from the edges, sample by
 // sample near them; the variant for 8-bit planes reads 4 words a frame
 // wherever it is: lavapipe runs both sides of every choice, 4 + 7 + 24
-// loads a row where 8 do).
-#variant motion_sad_bytes "motion_load12_any.glsl" "motion_load12_bytes.glsl"
-#include "motion_load12_any.glsl"
+// loads a row where 8 do), from the word reads of motion_load12.glsl.
+#variant motion_sad_bytes "motion_row_any.glsl" "motion_row_bytes.glsl"
+#include "motion_load12.glsl"
+#include "motion_row_any.glsl"
 
 // Samples at four columns of a row, one at a time (near the edges).
 ivec4 prev_four(uint row, ivec4 c, uint shift, uint bits) {

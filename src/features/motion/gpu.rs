@@ -48,7 +48,8 @@ pub static MOTION_SAD: KernelSpec =
 /// `motion_sad_bytes`: [`MOTION_SAD`] for 8-bit planes only
 /// (`bytes_per_sample` 1, which the caller guarantees): the Vulkan
 /// dialect reads no 16-bit words, which lavapipe would read beside the
-/// 8-bit ones (shaders/include/motion_load12_bytes.glsl).
+/// 8-bit ones, and reads the edge columns from the same words
+/// (shaders/include/motion_row_bytes.glsl).
 pub static MOTION_SAD_BYTES: KernelSpec =
     KernelSpec { name: "motion_sad_bytes", family: "motion", workgroup: [128, 1, 1], buffers: 3, scalars: 4 };
 

@@ -1,12 +1,11 @@
-// motion_sad's LOAD_ROW for 8- or 16-bit samples (pc.bytes_per_sample):
-// away from the plane's edges (`inner`) the 12 columns are contiguous and
-// read as words (LOAD12), near them one sample at a time (prev_four,
-// cur_four). motion_sad_bytes swaps this file for motion_load12_bytes.glsl.
+// motion_sad's reads of 12 samples start .. start + 11 of a plane as three
+// ivec4 s0, s1, s2: LOAD12_BYTES from 4 words (8-bit samples),
+// LOAD12_WORDS from 7 (16-bit). Needs the kernel's `last` (the plane's
+// last word) and funnel(). Which runs is the row include's
+// (motion_row_any.glsl, motion_row_bytes.glsl).
 
-// Samples start .. start + 11 of a plane, as three ivec4, read as 4 words
-// (8-bit) or 7 words (16-bit).
-#define LOAD12(word, start, s0, s1, s2) \
-    if (pc.bytes_per_sample == 1u) { \
+#define LOAD12_BYTES(word, start, s0, s1, s2) \
+    { \
         uint first = start >> 2u; \
         uint sh = (start & 3u) * 8u; \
         uint w0 = word(first, last); \
@@ -19,7 +18,10 @@
         s0 = ivec4(uvec4(x0, x0 >> 8u, x0 >> 16u, x0 >> 24u) & 255u); \
         s1 = ivec4(uvec4(x1, x1 >> 8u, x1 >> 16u, x1 >> 24u) & 255u); \
         s2 = ivec4(uvec4(x2, x2 >> 8u, x2 >> 16u, x2 >> 24u) & 255u); \
-    } else { \
+    }
+
+#define LOAD12_WORDS(word, start, s0, s1, s2) \
+    { \
         uint first = start >> 1u; \
         uint sh = (start & 1u) * 16u; \
         uint w0 = word(first, last); \
@@ -38,18 +40,4 @@
         s0 = ivec4(uvec4(x0, x0 >> 16u, x1, x1 >> 16u) & 65535u); \
         s1 = ivec4(uvec4(x2, x2 >> 16u, x3, x3 >> 16u) & 65535u); \
         s2 = ivec4(uvec4(x4, x4 >> 16u, x5, x5 >> 16u) & 65535u); \
-    }
-
-#define LOAD_ROW(row, p0, p1, p2, q0, q1, q2) \
-    if (inner) { \
-        uint start = row + uint(c0 - 2); \
-        LOAD12(prev_word, start, p0, p1, p2) \
-        LOAD12(cur_word, start, q0, q1, q2) \
-    } else { \
-        p0 = prev_four(row, k0, shift, bits); \
-        p1 = prev_four(row, k1, shift, bits); \
-        p2 = prev_four(row, k2, shift, bits); \
-        q0 = cur_four(row, k0, shift, bits); \
-        q1 = cur_four(row, k1, shift, bits); \
-        q2 = cur_four(row, k2, shift, bits); \
     }

@@ -1,33 +1,15 @@
-// motion_load12_any.glsl's LOAD_ROW for 8-bit samples only
+// motion_row_any.glsl's LOAD_ROW for 8-bit samples only
 // (pc.bytes_per_sample 1, which the host guarantees: motion_sad_bytes),
 // one way for every item: the 12 bytes from column lo = max(c0 - 2, 0) of
-// the row, 4 words a frame (LOAD12), and each of the 12 columns k0, k1, k2
+// the row, 4 words a frame (LOAD12_BYTES), and each of the 12 columns k0, k1, k2
 // picked from them. Every column a summed output reads lies in the 12:
 // inside the plane k = c0 - 2 .. c0 + 9 itself (lo = c0 - 2, the pick is
 // the identity); at the left edge (c0 = 0) the mirrored columns are 0 .. 9;
 // at the right one the columns outputs below w read mirror into c0 - 2 ..
 // w - 1. Columns that only feed outputs past the plane may pick any of the
 // 12 bytes (a sample: no overflow), and those outputs are never summed.
-// The same samples as motion_load12_any.glsl's, so the same sums, with no
+// The same samples as motion_row_any.glsl's, so the same sums, with no
 // sample-by-sample loads, which lavapipe ran for every item.
-
-// Samples start .. start + 11 of a plane, as three ivec4, read as 4 words
-// (8-bit samples only: pc.bytes_per_sample 1, which the host guarantees).
-#define LOAD12(word, start, s0, s1, s2) \
-    { \
-        uint first = start >> 2u; \
-        uint sh = (start & 3u) * 8u; \
-        uint w0 = word(first, last); \
-        uint w1 = word(first + 1u, last); \
-        uint w2 = word(first + 2u, last); \
-        uint w3 = word(first + 3u, last); \
-        uint x0 = funnel(w0, w1, sh); \
-        uint x1 = funnel(w1, w2, sh); \
-        uint x2 = funnel(w2, w3, sh); \
-        s0 = ivec4(uvec4(x0, x0 >> 8u, x0 >> 16u, x0 >> 24u) & 255u); \
-        s1 = ivec4(uvec4(x1, x1 >> 8u, x1 >> 16u, x1 >> 24u) & 255u); \
-        s2 = ivec4(uvec4(x2, x2 >> 8u, x2 >> 16u, x2 >> 24u) & 255u); \
-    }
 
 // Byte idx (0 .. 11; anything else picks some byte) of the 12 in s0, s1, s2.
 int pick(ivec4 s0, ivec4 s1, ivec4 s2, int idx) {
@@ -46,11 +28,11 @@ ivec4 pick4(ivec4 s0, ivec4 s1, ivec4 s2, ivec4 idx) {
         ivec4 s0; \
         ivec4 s1; \
         ivec4 s2; \
-        LOAD12(prev_word, start, s0, s1, s2) \
+        LOAD12_BYTES(prev_word, start, s0, s1, s2) \
         p0 = pick4(s0, s1, s2, k0 - lo); \
         p1 = pick4(s0, s1, s2, k1 - lo); \
         p2 = pick4(s0, s1, s2, k2 - lo); \
-        LOAD12(cur_word, start, s0, s1, s2) \
+        LOAD12_BYTES(cur_word, start, s0, s1, s2) \
         q0 = pick4(s0, s1, s2, k0 - lo); \
         q1 = pick4(s0, s1, s2, k1 - lo); \
         q2 = pick4(s0, s1, s2, k2 - lo); \
