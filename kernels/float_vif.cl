@@ -167,9 +167,9 @@ KERNEL float_vif_vertical(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, 
  * kernel does. The next scale's filter, whose taps are the middle
  * sub_width of this scale's, reads the same rows, so its sums at rows y0,
  * y0 + 2, y0 + 4, y0 + 6 add from the same window, in its tap order. */
-FUNC void float_vif_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
-                           GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format, float inv,
-                           ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
+KERNEL float_vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
+                                GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                                float inv, ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
 {
     const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * 8;
     if (x >= w || y0 >= h)
@@ -222,31 +222,6 @@ FUNC void float_vif_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, 
             vsub[sub_plane + (y0 / 2 + m) * w + x] = sd[m];
         }
     }
-}
-
-/* float_vif_vertical_strip and its variants for byte and f32 samples: one
- * body here (a GPU branches on the uniform format at no cost); the Vulkan
- * dialect's variants drop the loads of the formats not taken, which
- * lavapipe would run. */
-KERNEL float_vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
-                                GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
-                                float inv, ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
-{
-    float_vif_strip(ref, dis, taps, vsum, vsub, w, h, format, inv, tap0, width, sub_tap0, sub_width);
-}
-
-KERNEL float_vif_vertical_strip_bytes(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
-                                      GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
-                                      float inv, ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
-{
-    float_vif_strip(ref, dis, taps, vsum, vsub, w, h, format, inv, tap0, width, sub_tap0, sub_width);
-}
-
-KERNEL float_vif_vertical_strip_floats(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
-                                       GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
-                                       float inv, ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
-{
-    float_vif_strip(ref, dis, taps, vsum, vsub, w, h, format, inv, tap0, width, sub_tap0, sub_width);
 }
 
 /* vif_tools.c log2f_approx: the exponent plus a degree-8 polynomial of the

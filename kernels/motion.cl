@@ -76,10 +76,10 @@ FUNC void motion_words(GLOBAL const ulp_u8 *plane, ulp_u32 first, ulp_u32 last, 
         W[k] = words[first + k < last ? first + k : last];
 }
 
-FUNC void motion_sad_body(LOCAL_PTR ulp_u32 *sums, GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur,
-                          GLOBAL ulp_u32 *partials, ulp_u32 width, ulp_u32 height, ulp_u32 bytes_per_sample,
-                          ulp_u32 bpc)
+KERNEL motion_sad(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL ulp_u32 *partials, ulp_u32 width,
+                  ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc)
 {
+    LOCAL ulp_u32 sums[MOTION_WG];
     const int lid = (int)LOCAL_ID(0);
     const int w = (int)width, h = (int)height;
     /* Output columns c0 .. c0 + 7 of rows i0 .. i0 + 15. */
@@ -157,23 +157,6 @@ FUNC void motion_sad_body(LOCAL_PTR ulp_u32 *sums, GLOBAL const ulp_u8 *prev, GL
             total += sums[t];
         partials[GROUP_ID(1) * NUM_GROUPS(0) + GROUP_ID(0)] = total;
     }
-}
-
-/* motion_sad and its variant for 8-bit planes: one body here (a GPU
- * branches on the uniform sample size at no cost); the Vulkan dialect's
- * variant drops the 16-bit loads, which lavapipe would run. */
-KERNEL motion_sad(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL ulp_u32 *partials, ulp_u32 width,
-                  ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc)
-{
-    LOCAL ulp_u32 sums[MOTION_WG];
-    motion_sad_body(sums, prev, cur, partials, width, height, bytes_per_sample, bpc);
-}
-
-KERNEL motion_sad_bytes(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL ulp_u32 *partials,
-                        ulp_u32 width, ulp_u32 height, ulp_u32 bytes_per_sample, ulp_u32 bpc)
-{
-    LOCAL ulp_u32 sums[MOTION_WG];
-    motion_sad_body(sums, prev, cur, partials, width, height, bytes_per_sample, bpc);
 }
 
 /* ---------------------------------------------------------------------
@@ -303,10 +286,10 @@ FUNC float float_motion_horizontal(const float v[5], const float f[5], int taps)
     return accum;
 }
 
-FUNC void float_motion_rows_body(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL const float *taps,
-                                 GLOBAL float *blur, GLOBAL float *rows, ulp_u32 plane_offset, ulp_u32 width,
-                                 ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 filter_width,
-                                 ulp_u32 row_offset, ulp_u32 store)
+KERNEL float_motion_rows(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL const float *taps,
+                         GLOBAL float *blur, GLOBAL float *rows, ulp_u32 plane_offset, ulp_u32 width, ulp_u32 height,
+                         ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 filter_width, ulp_u32 row_offset,
+                         ulp_u32 store)
 {
     const int i0 = (int)GLOBAL_ID(0) * FLOAT_MOTION_ROWS_PER_ITEM;
     if (i0 >= (int)height)
@@ -369,25 +352,6 @@ FUNC void float_motion_rows_body(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 
     for (int r = 0; r < 4; r++)
         if (i0 + r < h)
             rows[row_offset + (ulp_u32)(i0 + r)] = line[r];
-}
-
-/* float_motion_rows and its variant for 8-bit planes (see motion_sad). */
-KERNEL float_motion_rows(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL const float *taps,
-                         GLOBAL float *blur, GLOBAL float *rows, ulp_u32 plane_offset, ulp_u32 width, ulp_u32 height,
-                         ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 filter_width, ulp_u32 row_offset,
-                         ulp_u32 store)
-{
-    float_motion_rows_body(prev, cur, taps, blur, rows, plane_offset, width, height, bytes_per_sample, inv_scaler,
-                           filter_width, row_offset, store);
-}
-
-KERNEL float_motion_rows_bytes(GLOBAL const ulp_u8 *prev, GLOBAL const ulp_u8 *cur, GLOBAL const float *taps,
-                               GLOBAL float *blur, GLOBAL float *rows, ulp_u32 plane_offset, ulp_u32 width, ulp_u32 height,
-                               ulp_u32 bytes_per_sample, float inv_scaler, ulp_u32 filter_width, ulp_u32 row_offset,
-                               ulp_u32 store)
-{
-    float_motion_rows_body(prev, cur, taps, blur, rows, plane_offset, width, height, bytes_per_sample, inv_scaler,
-                           filter_width, row_offset, store);
 }
 
 /* One bilinear sample, left to right in f32 (vif_tools.c

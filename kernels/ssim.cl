@@ -309,12 +309,10 @@ KERNEL ssim_vertical(GLOBAL const float *planes, GLOBAL const float *taps, GLOBA
 /* The CPU drivers' shape: work item (x, i) walks rows y = strip * i + j, j
  * < strip, of column x top to bottom, each plane value read once into a
  * sliding window, and adds its terms top to bottom into partial j = i *
- * width + x (count = ceil(rows / strip) * width). Two entry points below:
- * the Vulkan dialect has a variant for llvmpipe's IEEE division; these
- * dialects divide correctly rounded in both. */
-FUNC void ssim_strips(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms,
-                      GLOBAL double *partials, ulp_u32 width, ulp_u32 rows, ulp_u32 mask, ulp_u32 terms_offset,
-                      float c1, float c2, float c3, ulp_u32 strip, ulp_u32 partials_offset, ulp_u32 count)
+ * width + x (count = ceil(rows / strip) * width). */
+KERNEL ssim_vertical_strips(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms,
+                            GLOBAL double *partials, ulp_u32 width, ulp_u32 rows, ulp_u32 mask, ulp_u32 terms_offset,
+                            float c1, float c2, float c3, ulp_u32 strip, ulp_u32 partials_offset, ulp_u32 count)
 {
     const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * strip;
     if (x >= width || y0 >= rows)
@@ -370,23 +368,6 @@ FUNC void ssim_strips(GLOBAL const float *planes, GLOBAL const float *taps, GLOB
             partials[at + 2u] = acc[3 * b + 2];
             at += 3u * count;
         }
-}
-
-KERNEL ssim_vertical_strips(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms,
-                            GLOBAL double *partials, ulp_u32 width, ulp_u32 rows, ulp_u32 mask, ulp_u32 terms_offset,
-                            float c1, float c2, float c3, ulp_u32 strip, ulp_u32 partials_offset, ulp_u32 count)
-{
-    ssim_strips(planes, taps, terms, partials, width, rows, mask, terms_offset, c1, c2, c3, strip, partials_offset,
-                count);
-}
-
-KERNEL ssim_vertical_strips_ieee(GLOBAL const float *planes, GLOBAL const float *taps, GLOBAL double *terms,
-                                 GLOBAL double *partials, ulp_u32 width, ulp_u32 rows, ulp_u32 mask,
-                                 ulp_u32 terms_offset, float c1, float c2, float c3, ulp_u32 strip,
-                                 ulp_u32 partials_offset, ulp_u32 count)
-{
-    ssim_strips(planes, taps, terms, partials, width, rows, mask, terms_offset, c1, c2, c3, strip, partials_offset,
-                count);
 }
 
 /* ---------------------------------------------------------------------

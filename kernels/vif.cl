@@ -162,10 +162,11 @@ FUNC void vif_statistic(ulp_u64 *sums, GLOBAL const ulp_u32 *table, double gain_
  * scale's, reads the same rows, so it adds from the same window at rows
  * y0, y0 + 2, y0 + 4, y0 + 6. The sums are integers: the same bits in any
  * order (vif_statistic_8's u32 sums are the u64 sums' low 32 bits). */
-FUNC void vif_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
-                     GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format, ulp_u32 tap0,
-                     ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift, ulp_u32 sq_add, ulp_u32 sq_shift,
-                     ulp_u32 sub_tap0, ulp_u32 sub_width, ulp_u32 sub_add, ulp_u32 sub_shift)
+KERNEL vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
+                          GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                          ulp_u32 tap0, ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift,
+                          ulp_u32 sq_add, ulp_u32 sq_shift, ulp_u32 sub_tap0, ulp_u32 sub_width, ulp_u32 sub_add,
+                          ulp_u32 sub_shift)
 {
     const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * 8;
     if (x >= w || y0 >= h)
@@ -234,40 +235,6 @@ FUNC void vif_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL
             vsub[sub_plane + (y0 / 2 + m) * w + x] = (ulp_u32)(ulp_u16)((sd[m] + sub_add) >> sub_shift);
         }
     }
-}
-
-/* vif_vertical_strip and its variants for the 8-bit scale 0 and the 16-bit
- * scales 1-3: one body here (a GPU branches on the uniform mode and
- * format at no cost); the Vulkan dialect's variants drop the sides that
- * lavapipe would run beside the one taken. */
-KERNEL vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
-                          GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
-                          ulp_u32 tap0, ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift,
-                          ulp_u32 sq_add, ulp_u32 sq_shift, ulp_u32 sub_tap0, ulp_u32 sub_width, ulp_u32 sub_add,
-                          ulp_u32 sub_shift)
-{
-    vif_strip(ref, dis, taps, vsum, vsub, w, h, format, tap0, width, mode, mu_add, mu_shift, sq_add, sq_shift, sub_tap0,
-              sub_width, sub_add, sub_shift);
-}
-
-KERNEL vif_vertical_strip_bytes(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
-                                GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
-                                ulp_u32 tap0, ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift,
-                                ulp_u32 sq_add, ulp_u32 sq_shift, ulp_u32 sub_tap0, ulp_u32 sub_width, ulp_u32 sub_add,
-                                ulp_u32 sub_shift)
-{
-    vif_strip(ref, dis, taps, vsum, vsub, w, h, format, tap0, width, mode, mu_add, mu_shift, sq_add, sq_shift, sub_tap0,
-              sub_width, sub_add, sub_shift);
-}
-
-KERNEL vif_vertical_strip_words(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
-                                GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
-                                ulp_u32 tap0, ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift,
-                                ulp_u32 sq_add, ulp_u32 sq_shift, ulp_u32 sub_tap0, ulp_u32 sub_width, ulp_u32 sub_add,
-                                ulp_u32 sub_shift)
-{
-    vif_strip(ref, dis, taps, vsum, vsub, w, h, format, tap0, width, mode, mu_add, mu_shift, sq_add, sq_shift, sub_tap0,
-              sub_width, sub_add, sub_shift);
 }
 
 #define VIF_WG 256

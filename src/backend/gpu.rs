@@ -16,8 +16,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A compute kernel: its entry point and launch shape. The Vulkan dialect
-/// lives in `shaders/<name>.comp`; the CUDA/OpenCL dialect is the function
-/// `<name>` in `kernels/<family>.cl`.
+/// lives in `shaders/<name>.comp` (or `.wgsl`, or is a `#variant` of
+/// another); the CUDA/OpenCL dialect is the function
+/// [`KernelSpec::c_entry`] in `kernels/<family>.cl`.
 #[derive(Debug, PartialEq, Eq)]
 pub struct KernelSpec {
     pub name: &'static str,
@@ -26,6 +27,21 @@ pub struct KernelSpec {
     pub workgroup: [u32; 3],
     pub buffers: usize,
     pub scalars: usize,
+}
+
+impl KernelSpec {
+    /// The entry point the CUDA/OpenCL dialects (`kernels/<family>.cl`) run
+    /// for this kernel: its own, or for a Vulkan `#variant` (a module of
+    /// the Vulkan dialect built without a run-time choice that lavapipe
+    /// would pay for: shaders/README.md) the kernel it was built from,
+    /// whose contract it shares. A GPU branches on a uniform value for
+    /// free, so the C dialects need no variants.
+    pub fn c_entry(&self) -> &'static str {
+        crate::backend::vulkan::shaders::VARIANTS
+            .iter()
+            .find(|(variant, _)| *variant == self.name)
+            .map_or(self.name, |&(_, base)| base)
+    }
 }
 
 /// A device buffer. Backends store their own handle inside; the buffer is

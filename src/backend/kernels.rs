@@ -86,7 +86,7 @@ mod tests {
     fn every_kernel_spec_has_a_c_body_with_its_layout() {
         for spec in crate::features::kernel_specs() {
             let src = source(spec.family).unwrap();
-            let params = parameters(&src, spec.name);
+            let params = parameters(&src, spec.c_entry());
             assert_eq!(params.len(), spec.buffers + spec.scalars, "{}: {params:?}", spec.name);
             for (i, p) in params.iter().enumerate() {
                 assert_eq!(
@@ -97,6 +97,27 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A Vulkan `#variant` runs as the kernel it was built from in the C
+    /// dialects, so it must keep that kernel's contract: family, work
+    /// group, buffers and scalars.
+    #[test]
+    fn variants_keep_the_contract_of_the_kernel_they_were_built_from() {
+        let specs = crate::features::kernel_specs();
+        let find = |name: &str| specs.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no spec {name}"));
+        let variants = crate::backend::vulkan::shaders::VARIANTS;
+        assert!(variants.len() >= 7, "the variants build.rs made: {variants:?}");
+        for &(variant, base) in variants {
+            let (v, b) = (find(variant), find(base));
+            assert_eq!(v.c_entry(), base, "{variant}");
+            assert_eq!(
+                (v.family, v.workgroup, v.buffers, v.scalars),
+                (b.family, b.workgroup, b.buffers, b.scalars),
+                "{variant}"
+            );
+        }
+        assert_eq!(find("vif_vertical_strip").c_entry(), "vif_vertical_strip");
     }
 
     #[test]

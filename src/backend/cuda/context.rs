@@ -210,11 +210,16 @@ impl Gpu for CudaGpu {
 
     fn load_kernel(&self, spec: &'static KernelSpec) -> Result<Kernel> {
         let module = self.module(spec.family)?;
-        let name = CString::new(spec.name).map_err(|_| anyhow!("kernel name {:?} has a NUL byte", spec.name))?;
+        let name = CString::new(spec.c_entry()).map_err(|_| anyhow!("kernel name {:?} has a NUL byte", spec.name))?;
         let mut func: CUfunction = std::ptr::null_mut();
         // SAFETY: the module is loaded in the current context.
         unsafe { sys::cuModuleGetFunction(&mut func, module.raw, name.as_ptr()) }.result().map_err(|e| {
-            anyhow!("kernels/{}.cl has no kernel {}: {}", spec.family, spec.name, cu_error("cuModuleGetFunction", e))
+            anyhow!(
+                "kernels/{}.cl has no kernel {}: {}",
+                spec.family,
+                spec.c_entry(),
+                cu_error("cuModuleGetFunction", e)
+            )
         })?;
         Ok(Kernel::new(CudaKernel { func, _module: module }, spec))
     }

@@ -75,8 +75,8 @@ impl ClQueue {
         if !self.kernels.contains_key(spec.name) {
             let program =
                 &kernel.raw::<ClKernel>().ok_or_else(|| anyhow!("kernel {} is not OpenCL's", spec.name))?.program;
-            let object =
-                KernelObject::create(program, spec.name).map_err(|e| anyhow!("clCreateKernel {}: {e}", spec.name))?;
+            let object = KernelObject::create(program, spec.c_entry())
+                .map_err(|e| anyhow!("clCreateKernel {}: {e}", spec.c_entry()))?;
             self.kernels.insert(spec.name, object);
         }
         let object = &self.kernels[spec.name];

@@ -7,7 +7,7 @@ mod info;
 mod instance;
 mod memory;
 mod pipeline;
-mod shaders;
+pub(crate) mod shaders;
 mod stream;
 
 pub use context::{LANES_VAR, Options, Uploads, VulkanGpu, lanes_from_env};

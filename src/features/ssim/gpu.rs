@@ -96,7 +96,8 @@ pub static SSIM_VERTICAL_STRIPS: KernelSpec =
 /// own double division and square root where that kernel corrects them
 /// (shaders/include/ieee_rounding.wgsl), for drivers that compute them as
 /// IEEE 754 does ([`crate::features::gpu::Division`]); the CUDA/OpenCL dialects' are
-/// correctly rounded by their specs, so there the two are one kernel.
+/// correctly rounded by their specs, so there it runs as
+/// `ssim_vertical_strips` ([`KernelSpec::c_entry`]).
 pub static SSIM_VERTICAL_STRIPS_IEEE: KernelSpec =
     KernelSpec { name: "ssim_vertical_strips_ieee", family: "ssim", workgroup: [64, 4, 1], buffers: 4, scalars: 10 };
 
