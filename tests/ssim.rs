@@ -75,6 +75,38 @@ fn assert_bit_identical(feature: &str, fx: &LoadedFixture, options: &Options, to
     }
 }
 
+/// The joint pass of both features ([`ssim::joint`]) against each one's
+/// CPU reference: every metric of each, the same bits, in both shapes.
+fn assert_joint_bit_identical(fx: &LoadedFixture, ssim_options: &Options, ms_options: &Options) {
+    let both = [("float_ssim", ssim_options), ("float_ms_ssim", ms_options)];
+    let cpu: Vec<Scores> = both
+        .iter()
+        .map(|(f, o)| {
+            let imp = ulpgate::features::find(f).expect("implemented");
+            run_extractor((imp.cpu)(&fx.geometry, o).expect("cpu"), fx, &|| {}).expect("cpu scores")
+        })
+        .collect();
+    assert!(ssim::joint::shares(&fx.geometry, &[ssim_options, ms_options]), "{}", fx.geometry);
+    let runs = common::software_gpus()
+        .into_iter()
+        .flat_map(|(b, g)| [Shape::Pixels, Shape::Strips].map(|s| (b, g.clone(), s)));
+    for (backend, gpu, shape) in runs {
+        let what = format!("joint {ssim_options:?} {ms_options:?} {shape:?} on {backend}, {}", fx.geometry);
+        let ext =
+            ssim::joint::gpu_pipeline(gpu, &fx.geometry, &[ssim_options, ms_options], Totals::Decide, Some(shape))
+                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let out: Scores = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        for ((feature, options), cpu) in both.iter().zip(&cpu) {
+            let imp = ulpgate::features::find(feature).expect("implemented");
+            for metric in (imp.metrics)(options).expect("metrics") {
+                let (a, b) = (cpu.get(&metric).expect("cpu metric"), out.get(&metric).expect("gpu metric"));
+                let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same && a.len() == b.len(), "{what}: {metric}: cpu {a:?} vs gpu {b:?}");
+            }
+        }
+    }
+}
+
 fn lcs() -> Options {
     options(&[("enable_lcs", true.into())])
 }
@@ -109,6 +141,17 @@ fn every_bit_depth_subsampling_and_odd_size() {
     let db = options(&[("enable_db", true.into()), ("clip_db", true.into())]);
     assert_bit_identical("float_ssim", &fx, &db, Totals::Decide);
     assert_bit_identical("float_ms_ssim", &fx, &db, Totals::Decide);
+}
+
+#[test]
+fn the_joint_pass_gives_each_feature_its_own_bits() {
+    let clip = reference("testsrc2_200x184_8bit_420", "dist_x264", geometry(200, 184, 8, Chroma::Yuv420), 2);
+    assert_joint_bit_identical(&clip, &Options::new(), &Options::new());
+    assert_joint_bit_identical(&clip, &lcs(), &lcs());
+    let db = options(&[("enable_db", true.into()), ("clip_db", true.into())]);
+    let fx = synthetic(181, 177, 12, Chroma::Yuv422, 7);
+    assert_joint_bit_identical(&fx, &lcs(), &db);
+    assert_joint_bit_identical(&fx, &options(&[("scale", 1.into())]), &lcs());
 }
 
 #[test]
@@ -314,5 +357,41 @@ fn the_checked_division_is_bit_exact_on_lavapipe_too() {
         for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
             assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric} differs by {diff}", c["id"]);
         }
+    }
+}
+
+/// A gate with both features computes each GPU side's pair in one pass
+/// where float_ssim's scale is 1 (the report's timing says so), alone where
+/// it is not (403x384: scale 2), the CPU's sides alone; every cell OK with
+/// the CPU's bits.
+#[test]
+fn a_gate_computes_both_features_in_one_gpu_pass_where_they_share_work() {
+    use common::{FX_8BIT, HEADER, ulpgate, write};
+    let dir = tempfile::tempdir().unwrap();
+    let gate = format!(
+        "{HEADER}features:\n  - {{name: float_ssim, options: {{enable_lcs: true}}}}\n  - float_ms_ssim\nbackends:\n  \
+         cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  opencl: {{required: true}}\n\
+         pairs: [[cpu, vulkan], [cpu, opencl]]\nfixtures:\n{FX_8BIT}  - name: large\n    \
+         synthetic: {{width: 403, height: 384, frames: 1, bit_depth: 8, chroma: \"420\", seed: 9}}\n"
+    );
+    let path = write(dir.path(), "g.yaml", &gate);
+    let json = dir.path().join("r.json");
+    let out = ulpgate().arg("run").arg(&path).arg("--json-out").arg(&json).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for c in report["cells"].as_array().unwrap() {
+        assert_eq!(c["status"], "OK", "{c}");
+        for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
+            assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric} differs by {diff}", c["id"]);
+        }
+    }
+    let sides = report["timing"]["sides"].as_array().unwrap();
+    assert_eq!(sides.len(), 3 * 2 * 2, "backends x features x fixtures");
+    for side in sides {
+        let (backend, feature, fixture) = (&side["backend"], side["feature"].as_str().unwrap(), &side["fixture"]);
+        let other = if feature == "float_ssim" { "float_ms_ssim" } else { "float_ssim" };
+        let expected =
+            if backend != "cpu" && fixture == "fx" { serde_json::json!([other]) } else { serde_json::Value::Null };
+        assert_eq!(side["joint"], expected, "{side}");
     }
 }

@@ -60,6 +60,37 @@ impl Backend for GpuBackend {
         device.backend = self.device.backend.clone();
         Ok(SideOutput { scores, frames: fixture.frames(), device, dispatches: Some(counting.dispatches()) })
     }
+
+    fn compute_joint(&self, requests: &[SideRequest<'_>]) -> Option<Result<Vec<SideOutput>, String>> {
+        let names: Vec<&str> = requests.iter().map(|r| r.feature.name.as_str()).collect();
+        let joint = features::find_joint(&names)?;
+        // The requests are one fixture's: a fixture that cannot be read is
+        // each side's error, reported by its own pass.
+        let fixture = (requests.first()?.frames)().ok()?;
+        let options: Vec<&features::Options> = requests.iter().map(|r| &r.feature.options).collect();
+        if !(joint.shares)(&fixture.geometry, &options) {
+            return None;
+        }
+        let counting = CountingGpu::new(self.gpu.clone());
+        let make = || (joint.gpu)(counting.clone(), &fixture.geometry, &options);
+        let on_frame = || requests.iter().for_each(|r| (r.on_frame)());
+        let threads = worker_threads(&self.device, fixture.frames());
+        let result = score_parallel(&make, fixture.as_ref(), threads, &on_frame).and_then(|scores| {
+            let mut device = counting.device().clone();
+            device.backend = self.device.backend.clone();
+            let dispatches = Some(counting.dispatches());
+            requests
+                .iter()
+                .map(|r| {
+                    let imp = features::find(&r.feature.name).expect("a joint pass names implemented features");
+                    let mut own = scores.clone();
+                    own.retain(&(imp.metrics)(&r.feature.options)?);
+                    Ok(SideOutput { scores: own, frames: fixture.frames(), device: device.clone(), dispatches })
+                })
+                .collect::<anyhow::Result<Vec<_>>>()
+        });
+        Some(result.map_err(|e| format!("{e:#}")))
+    }
 }
 
 /// Host threads feeding one device for `frames` frames: several keep a

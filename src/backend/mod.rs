@@ -95,6 +95,15 @@ pub trait Backend: Send + Sync {
 
     fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String>;
 
+    /// Computes sides of one fixture in one pass ([`crate::features::JointImpl`]),
+    /// an output per request in order; `None` when this backend has no such
+    /// pass for them (the caller computes each alone), `Some(Err)` when the
+    /// pass failed (the caller computes each alone, for each side's own
+    /// outcome).
+    fn compute_joint(&self, _requests: &[SideRequest<'_>]) -> Option<Result<Vec<SideOutput>, String>> {
+        None
+    }
+
     /// The GPU context behind a GPU backend (benchmarks drive it directly).
     fn gpu(&self) -> Option<Arc<dyn gpu::Gpu>> {
         None

@@ -78,6 +78,9 @@ pub trait Extractor: Send {
 pub type CpuFactory = fn(&Geometry, &Options) -> Result<Box<dyn Extractor>>;
 pub type GpuFactory = fn(Arc<dyn Gpu>, &Geometry, &Options) -> Result<Box<dyn Extractor>>;
 
+/// A joint pass's GPU pipeline: [`GpuFactory`] with each feature's options.
+pub type JointGpuFactory = fn(Arc<dyn Gpu>, &Geometry, &[&Options]) -> Result<Box<dyn Extractor>>;
+
 /// A feature this build can compute.
 pub struct FeatureImpl {
     /// The name libvmaf's `--feature` takes, and the registry's key.
@@ -134,6 +137,34 @@ static IMPLEMENTATIONS: &[&FeatureImpl] = &[
     &ssimulacra2::SSIMULACRA2,
     &cambi::CAMBI,
 ];
+
+/// Features one pass can compute together because they share work: the
+/// same kernels over the same pictures, each output once. The engine
+/// computes such sides of a backend and fixture in one pass where
+/// [`JointImpl::shares`] says the options and geometry let them, and each
+/// alone otherwise (or when the pass fails, so every side keeps its own
+/// outcome). Each feature's scores are the bits it gets alone.
+pub struct JointImpl {
+    /// The features, in the order the factory takes their options.
+    pub features: &'static [&'static str],
+    /// Whether these options at this geometry have work to share.
+    pub shares: fn(&Geometry, &[&Options]) -> bool,
+    /// The GPU pass, recording every feature's metrics.
+    pub gpu: JointGpuFactory,
+}
+
+/// Every joint pass of this build.
+static JOINT: &[&JointImpl] = &[&ssim::JOINT];
+
+/// Every joint pass of this build.
+pub fn joint_implementations() -> impl Iterator<Item = &'static JointImpl> {
+    JOINT.iter().copied()
+}
+
+/// The joint pass of exactly `features`, in its order.
+pub fn find_joint(features: &[&str]) -> Option<&'static JointImpl> {
+    joint_implementations().find(|j| j.features == features)
+}
 
 /// Every feature implemented in this build.
 pub fn implementations() -> impl Iterator<Item = &'static FeatureImpl> {

@@ -61,7 +61,15 @@ type FixtureSlot = OnceLock<Result<Arc<LoadedFixture>, FixtureError>>;
 pub struct Computed {
     backends: HashMap<(usize, String), Opened>,
     fixtures: HashMap<(usize, String), FixtureSlot>,
-    sides: HashMap<SideKey, (Result<SideOutput, String>, f64)>,
+    sides: HashMap<SideKey, ComputedSide>,
+}
+
+/// A side as computed: its output, the seconds its pass took, and the
+/// features computed in the same pass (none: alone).
+struct ComputedSide {
+    result: Result<SideOutput, String>,
+    seconds: f64,
+    joint: Vec<String>,
 }
 
 impl Computed {
@@ -78,7 +86,7 @@ impl Computed {
             feature: cell.feature.name.clone(),
             fixture: cell.fixture.clone(),
         };
-        self.sides.get(&key).map(|(r, _)| r)
+        self.sides.get(&key).map(|side| &side.result)
     }
 
     /// A fixture as it was read (`None`: no side read it).
@@ -141,28 +149,89 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
     let needed: Vec<SideKey> = needed.into_iter().collect();
 
     let bar = progress_bar(options.progress, &needed, plan, &backends, options.max_frames);
-    let sides: HashMap<SideKey, (Result<SideOutput, String>, f64)> = needed
+    let sides: HashMap<SideKey, ComputedSide> = jobs(&needed)
         .par_iter()
-        .map(|key| {
-            let gate = &plan.gates[key.gate];
-            let fixture = find_fixture(gate, &key.fixture);
-            let feature = gate.features.iter().find(|f| f.name == key.feature).expect("planned feature");
-            let backend = backends[&(key.gate, key.backend.clone())].as_ref().expect("ready backend");
-            let slot = &fixtures[&(key.gate, key.fixture.clone())];
+        .flat_map_iter(|job| {
+            let gate = &plan.gates[job[0].gate];
+            let fixture = find_fixture(gate, &job[0].fixture);
+            let backend = backends[&(job[0].gate, job[0].backend.clone())].as_ref().expect("ready backend");
+            let slot = &fixtures[&(job[0].gate, job[0].fixture.clone())];
             let load = || slot.get_or_init(|| load_fixture(fixture, options.max_frames)).clone();
             let on_frame = || bar.inc(1);
-            let t0 = Instant::now();
-            let request = SideRequest { feature, fixture, frames: &load, on_frame: &on_frame };
-            let result = backend.compute(&request);
-            if crate::trace::enabled() {
-                crate::trace::mark(&format!("side {}/{}/{} computed", key.backend, key.feature, key.fixture));
-            }
-            (key.clone(), (result, t0.elapsed().as_secs_f64()))
+            let requests: Vec<SideRequest> = job
+                .iter()
+                .map(|key| {
+                    let feature = gate.features.iter().find(|f| f.name == key.feature).expect("planned feature");
+                    SideRequest { feature, fixture, frames: &load, on_frame: &on_frame }
+                })
+                .collect();
+            compute_job(backend.as_ref(), job, &requests)
         })
         .collect();
     bar.finish_and_clear();
     crate::trace::mark("every side computed");
     Ok(Computed { backends, fixtures, sides })
+}
+
+/// The needed sides as units of work: sides of one backend and fixture
+/// whose features have a joint pass ([`crate::features::JointImpl`]) make
+/// one job, in the pass's order; every other side is a job of its own.
+fn jobs(needed: &[SideKey]) -> Vec<Vec<SideKey>> {
+    let mut taken = vec![false; needed.len()];
+    let mut out = Vec::new();
+    for (i, key) in needed.iter().enumerate() {
+        if taken[i] {
+            continue;
+        }
+        let same_pass = |k: &SideKey| (k.gate, &k.backend, &k.fixture) == (key.gate, &key.backend, &key.fixture);
+        let joint = crate::features::joint_implementations().find_map(|joint| {
+            let members: Option<Vec<usize>> =
+                joint.features.iter().map(|f| needed.iter().position(|k| same_pass(k) && k.feature == *f)).collect();
+            members.filter(|m| m.contains(&i) && m.iter().all(|&j| !taken[j]))
+        });
+        let members = joint.unwrap_or_else(|| vec![i]);
+        for &j in &members {
+            taken[j] = true;
+        }
+        out.push(members.into_iter().map(|j| needed[j].clone()).collect());
+    }
+    out
+}
+
+/// Computes one job's sides: a joint pass where the backend has one for
+/// them and it succeeds, else each side alone (in parallel).
+fn compute_job(backend: &dyn Backend, job: &[SideKey], requests: &[SideRequest<'_>]) -> Vec<(SideKey, ComputedSide)> {
+    let t0 = Instant::now();
+    let joint = if requests.len() > 1 { backend.compute_joint(requests) } else { None };
+    if let Some(Ok(outputs)) = joint {
+        let seconds = t0.elapsed().as_secs_f64();
+        let features: Vec<String> = job.iter().map(|k| k.feature.clone()).collect();
+        return job
+            .iter()
+            .zip(outputs)
+            .map(|(key, output)| {
+                let joint: Vec<String> = features.iter().filter(|f| **f != key.feature).cloned().collect();
+                trace_side(key, &joint);
+                (key.clone(), ComputedSide { result: Ok(output), seconds, joint })
+            })
+            .collect();
+    }
+    job.par_iter()
+        .zip(requests)
+        .map(|(key, request)| {
+            let t0 = Instant::now();
+            let result = backend.compute(request);
+            trace_side(key, &[]);
+            (key.clone(), ComputedSide { result, seconds: t0.elapsed().as_secs_f64(), joint: Vec::new() })
+        })
+        .collect()
+}
+
+fn trace_side(key: &SideKey, joint: &[String]) {
+    if crate::trace::enabled() {
+        let with = if joint.is_empty() { String::new() } else { format!(" (one pass with {})", joint.join(", ")) };
+        crate::trace::mark(&format!("side {}/{}/{} computed{with}", key.backend, key.feature, key.fixture));
+    }
 }
 
 /// Computes the sides ([`compute`]) and assembles every cell.
@@ -174,12 +243,13 @@ pub fn execute(plan: &Plan, options: &RunOptions) -> Result<Outcome, String> {
     let mut timing_sides: Vec<SideTiming> = computed
         .sides
         .iter()
-        .map(|(k, (r, secs))| SideTiming {
+        .map(|(k, side)| SideTiming {
             backend: k.backend.clone(),
             feature: k.feature.clone(),
             fixture: k.fixture.clone(),
-            frames: r.as_ref().map_or(0, |o| o.frames),
-            seconds: *secs,
+            frames: side.result.as_ref().map_or(0, |o| o.frames),
+            seconds: side.seconds,
+            joint: side.joint.clone(),
         })
         .collect();
     timing_sides.sort_by(|a, b| (&a.backend, &a.feature, &a.fixture).cmp(&(&b.backend, &b.feature, &b.fixture)));
@@ -623,4 +693,119 @@ fn mismatch_note(metric: &str, d: &crate::report::model::MetricDiff, frames: usi
         s.push_str(&format!(" ({} non-finite, first at frame {f})", d.non_finite));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(gate: usize, backend: &str, feature: &str, fixture: &str) -> SideKey {
+        SideKey { gate, backend: backend.into(), feature: feature.into(), fixture: fixture.into() }
+    }
+
+    #[test]
+    fn jobs_join_a_joint_passs_features_of_one_backend_and_fixture() {
+        let mut needed = vec![
+            key(0, "cpu", "float_ms_ssim", "a"),
+            key(0, "cpu", "float_ssim", "a"),
+            key(0, "cpu", "psnr", "a"),
+            key(0, "vulkan", "float_ms_ssim", "a"),
+            key(0, "vulkan", "float_ms_ssim", "b"),
+            key(0, "vulkan", "float_ssim", "a"),
+            key(0, "vulkan", "float_ssim", "c"),
+            key(1, "vulkan", "float_ssim", "a"),
+        ];
+        needed.sort();
+        let jobs = jobs(&needed);
+        let names = |job: &Vec<SideKey>| {
+            job.iter().map(|k| format!("{}/{}/{}/{}", k.gate, k.backend, k.feature, k.fixture)).collect::<Vec<_>>()
+        };
+        let got: Vec<Vec<String>> = jobs.iter().map(names).collect();
+        // The joint pass's order (float_ssim first); everything else alone;
+        // every side exactly once.
+        assert!(got.contains(&vec!["0/cpu/float_ssim/a".to_string(), "0/cpu/float_ms_ssim/a".to_string()]));
+        assert!(got.contains(&vec!["0/vulkan/float_ssim/a".to_string(), "0/vulkan/float_ms_ssim/a".to_string()]));
+        for alone in ["0/cpu/psnr/a", "0/vulkan/float_ms_ssim/b", "0/vulkan/float_ssim/c", "1/vulkan/float_ssim/a"] {
+            assert!(got.contains(&vec![alone.to_string()]), "{alone}: {got:?}");
+        }
+        assert_eq!(jobs.iter().map(Vec::len).sum::<usize>(), needed.len());
+    }
+
+    /// A backend whose joint pass gives `joint` (or is absent) and whose
+    /// alone pass scores `alone` for every side.
+    struct Fake {
+        device: DeviceInfo,
+        joint: Option<Result<f64, String>>,
+    }
+
+    fn scored(value: f64) -> SideOutput {
+        let mut scores = Scores::default();
+        scores.record("m", 0, value);
+        SideOutput { scores, frames: 1, device: crate::backend::cpu::device_info("fake"), dispatches: None }
+    }
+
+    impl Backend for Fake {
+        fn kind(&self) -> crate::config::gate::BackendKind {
+            crate::config::gate::BackendKind::Cpu
+        }
+        fn device(&self) -> &DeviceInfo {
+            &self.device
+        }
+        fn supports(&self, _: &crate::config::ResolvedFeature) -> Result<(), String> {
+            Ok(())
+        }
+        fn compute(&self, _: &SideRequest<'_>) -> Result<SideOutput, String> {
+            Ok(scored(1.0))
+        }
+        fn compute_joint(&self, requests: &[SideRequest<'_>]) -> Option<Result<Vec<SideOutput>, String>> {
+            let joint = self.joint.clone()?;
+            Some(joint.map(|v| requests.iter().map(|_| scored(v)).collect()))
+        }
+    }
+
+    fn computed(joint: Option<Result<f64, String>>) -> Vec<(SideKey, f64, Vec<String>)> {
+        let backend = Fake { device: crate::backend::cpu::device_info("fake"), joint };
+        let feature = |name: &str| crate::config::ResolvedFeature {
+            name: name.into(),
+            metrics: vec!["m".into()],
+            tolerance: 0.0,
+            adr: String::new(),
+            precision: Default::default(),
+            options: Default::default(),
+            golden_file: String::new(),
+        };
+        let features = [feature("float_ssim"), feature("float_ms_ssim")];
+        let source = || FrameSource::Y4m { path: "x.y4m".into() };
+        let fixture = ResolvedFixture {
+            name: "a".into(),
+            reference: source(),
+            distorted: source(),
+            golden: None,
+            expected_frames: None,
+        };
+        let frames = || Err(FixtureError::Missing { path: "x.y4m".into() });
+        let on_frame = || {};
+        let requests: Vec<SideRequest> = features
+            .iter()
+            .map(|feature| SideRequest { feature, fixture: &fixture, frames: &frames, on_frame: &on_frame })
+            .collect();
+        let job = [key(0, "fake", "float_ssim", "a"), key(0, "fake", "float_ms_ssim", "a")];
+        compute_job(&backend, &job, &requests)
+            .into_iter()
+            .map(|(k, side)| (k, side.result.expect("scored").scores.get("m").expect("m")[0], side.joint))
+            .collect()
+    }
+
+    #[test]
+    fn a_joint_pass_that_fails_or_is_absent_leaves_each_side_its_own_pass() {
+        for joint in [None, Some(Err("the pass failed".to_string()))] {
+            for (k, value, with) in computed(joint.clone()) {
+                assert_eq!((value, with.len()), (1.0, 0), "{joint:?}: {}", k.feature);
+            }
+        }
+        let sides = computed(Some(Ok(2.0)));
+        assert_eq!(sides[0].0.feature, "float_ssim");
+        assert_eq!((sides[0].1, sides[0].2.clone()), (2.0, vec!["float_ms_ssim".to_string()]));
+        assert_eq!((sides[1].1, sides[1].2.clone()), (2.0, vec!["float_ssim".to_string()]));
+    }
 }

@@ -10,6 +10,7 @@ pub mod exact;
 pub mod filter;
 pub mod float_ssim;
 pub mod gpu;
+pub mod joint;
 pub mod ms_ssim;
 #[cfg(target_arch = "x86_64")]
 mod simd;
@@ -18,6 +19,7 @@ pub mod tables;
 
 use super::{FeatureImpl, Options};
 use crate::fixture::Geometry;
+pub use joint::JOINT;
 
 pub static FLOAT_SSIM: FeatureImpl = FeatureImpl {
     name: "float_ssim",

@@ -1,0 +1,111 @@
+//! float_ssim and float_ms_ssim in one GPU pass, where they share work.
+//!
+//! At float_ssim's scale 1 its SSIM map is float_ms_ssim's first: the same
+//! luma as floats, the same 11x11 Gaussian, the same constants, so the same
+//! per-pixel terms; float_ssim wants their `l c s` product (and with
+//! `enable_lcs` the l, c and s means, which float_ms_ssim's first scale has
+//! too). Alone, each feature converts the lumas and filters them at full
+//! size; together, one pass does it once and the first map writes the
+//! product beside the three terms, which costs one term of four. On
+//! lavapipe the full-size filters are most of both features' time (issue
+//! 14's anchor). Every metric is its alone bits: the terms are the same
+//! kernels' whatever else a map writes, and each mean is its own sum.
+//! Larger pictures (float_ssim's automatic scale above 1 from 384 rows and
+//! columns) have nothing to share: each feature runs alone.
+
+use super::float_ssim::{self, SSIM};
+use super::gpu::{Metric, Plan, Shape, SsimGpu, Totals};
+use super::ms_ssim::{self, MS_SSIM};
+use super::tables::{LPF_LEN, SCALES};
+use crate::backend::gpu::Gpu;
+use crate::features::gpu::GpuExtractor;
+use crate::features::{Extractor, JointImpl, Options};
+use crate::fixture::Geometry;
+use crate::scores::Scores;
+use anyhow::{Result, anyhow, bail, ensure};
+use std::sync::Arc;
+
+/// The joint pass ([`crate::features::JointImpl`]).
+pub static JOINT: JointImpl = JointImpl { features: &[SSIM, MS_SSIM], shares, gpu: gpu_extractor };
+
+/// Whether both features take the geometry and float_ssim's scale is 1
+/// (its options as given; each feature's own errors come from its alone
+/// pass).
+pub fn shares(geometry: &Geometry, options: &[&Options]) -> bool {
+    let [ssim_options, ms_options] = options else { return false };
+    let Ok(config) = float_ssim::Config::options(ssim_options) else { return false };
+    let (w, h) = geometry.plane_dims(0);
+    config.scale(w, h) == 1
+        && float_ssim::refuses(geometry, ssim_options).is_none()
+        && ms_ssim::refuses(geometry, ms_options).is_none()
+        && ms_ssim::Config::options(ms_options).is_ok()
+}
+
+/// The GPU pass of both features, float_ssim's options first.
+pub fn gpu_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, options: &[&Options]) -> Result<Box<dyn Extractor>> {
+    gpu_pipeline(gpu, geometry, options, Totals::Decide, None)
+}
+
+/// [`gpu_extractor`] with the totals made as `totals` says, in `shape`
+/// (`None`: as [`super::gpu::shape_for`] chooses).
+pub fn gpu_pipeline(
+    gpu: Arc<dyn Gpu>,
+    geometry: &Geometry,
+    options: &[&Options],
+    totals: Totals,
+    shape: Option<Shape>,
+) -> Result<Box<dyn Extractor>> {
+    ensure!(shares(geometry, options), "float_ssim and float_ms_ssim share no work at {geometry} with these options");
+    let [ssim_options, ms_options] = options else { bail!("the joint SSIM pass takes two features' options") };
+    let ssim_config = float_ssim::Config::options(ssim_options)?;
+    let ms_config = ms_ssim::Config::options(ms_options)?;
+    let (w, h) = geometry.plane_dims(0);
+    // float_ms_ssim's plan, its first map also writing float_ssim's product.
+    let mut maps: Vec<(usize, Vec<Metric>)> = (0..SCALES).map(|k| (k, vec![Metric::L, Metric::C, Metric::S])).collect();
+    maps[0].1.insert(0, Metric::Ssim);
+    let plan =
+        Plan { levels: ms_ssim::level_dims(w, h).to_vec(), factor: 2, k: LPF_LEN, taps: ms_ssim::lpf_taps(), maps };
+    let ssim_max_db = super::max_db(ssim_config.clip_db, geometry);
+    let ms_max_db = super::max_db(ms_config.clip_db, geometry);
+    let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {
+        let [ssim, l, c, s] = means[0];
+        let ssim = ssim.ok_or_else(|| anyhow!("no SSIM mean"))?;
+        float_ssim::record(&ssim_config, ssim_max_db, ssim, [l, c, s].map(|v| v.unwrap_or(0.0)), index, out);
+        let mut lcs = [[0f32; 3]; SCALES];
+        for (scale, m) in lcs.iter_mut().zip(means) {
+            for (v, got) in scale.iter_mut().zip(&m[1..]) {
+                *v = got.ok_or_else(|| anyhow!("a scale's mean is missing"))?;
+            }
+        }
+        ms_ssim::record(&ms_config, ms_max_db, &lcs, index, out)
+    };
+    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, shape, Box::new(record))?;
+    GpuExtractor::boxed(gpu, pipeline)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::Chroma;
+
+    fn g(width: u32, height: u32) -> Geometry {
+        Geometry { width, height, bit_depth: 8, chroma: Chroma::Yuv420 }
+    }
+
+    #[test]
+    fn shares_only_at_float_ssims_scale_one_where_both_take_the_picture() {
+        let none = Options::new();
+        assert!(shares(&g(576, 324), &[&none, &none]));
+        // float_ssim's automatic scale is 2 from 384 rows and columns.
+        assert!(!shares(&g(1920, 1080), &[&none, &none]));
+        // float_ms_ssim refuses pictures below 176.
+        assert!(!shares(&g(200, 150), &[&none, &none]));
+        let mut scale2 = Options::new();
+        scale2.insert("scale".into(), 2.into());
+        assert!(!shares(&g(576, 324), &[&scale2, &none]));
+        let mut scale1 = Options::new();
+        scale1.insert("scale".into(), 1.into());
+        assert!(shares(&g(1920, 1080), &[&scale1, &none]));
+        assert!(!shares(&g(576, 324), &[&none]));
+    }
+}
