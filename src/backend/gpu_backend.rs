@@ -79,15 +79,11 @@ impl Backend for GpuBackend {
             let mut device = counting.device().clone();
             device.backend = self.device.backend.clone();
             let dispatches = Some(counting.dispatches());
-            requests
-                .iter()
-                .map(|r| {
-                    let imp = features::find(&r.feature.name).expect("a joint pass names implemented features");
-                    let mut own = scores.clone();
-                    own.retain(&(imp.metrics)(&r.feature.options)?);
-                    Ok(SideOutput { scores: own, frames: fixture.frames(), device: device.clone(), dispatches })
-                })
-                .collect::<anyhow::Result<Vec<_>>>()
+            let own = features::split_joint_scores(&scores, &super::joint_features(requests))?;
+            Ok(own
+                .into_iter()
+                .map(|scores| SideOutput { scores, frames: fixture.frames(), device: device.clone(), dispatches })
+                .collect())
         });
         Some(result.map_err(|e| format!("{e:#}")))
     }

@@ -83,6 +83,11 @@ pub struct SideOutput {
     pub dispatches: Option<u64>,
 }
 
+/// The (feature, options) of each request of a joint pass.
+pub(crate) fn joint_features<'a>(requests: &'a [SideRequest<'_>]) -> Vec<(&'a str, &'a crate::features::Options)> {
+    requests.iter().map(|r| (r.feature.name.as_str(), &r.feature.options)).collect()
+}
+
 pub trait Backend: Send + Sync {
     fn kind(&self) -> BackendKind;
 

@@ -78,6 +78,9 @@ pub trait Extractor: Send {
 pub type CpuFactory = fn(&Geometry, &Options) -> Result<Box<dyn Extractor>>;
 pub type GpuFactory = fn(Arc<dyn Gpu>, &Geometry, &Options) -> Result<Box<dyn Extractor>>;
 
+/// A joint pass's CPU extractor: [`CpuFactory`] with each feature's options.
+pub type JointCpuFactory = fn(&Geometry, &[&Options]) -> Result<Box<dyn Extractor>>;
+
 /// A joint pass's GPU pipeline: [`GpuFactory`] with each feature's options.
 pub type JointGpuFactory = fn(Arc<dyn Gpu>, &Geometry, &[&Options]) -> Result<Box<dyn Extractor>>;
 
@@ -149,8 +152,24 @@ pub struct JointImpl {
     pub features: &'static [&'static str],
     /// Whether these options at this geometry have work to share.
     pub shares: fn(&Geometry, &[&Options]) -> bool,
-    /// The GPU pass, recording every feature's metrics.
+    /// The CPU pass, recording every feature's metrics.
+    pub cpu: JointCpuFactory,
+    /// The GPU pass, likewise.
     pub gpu: JointGpuFactory,
+}
+
+/// Each feature's own metrics of a joint pass's `scores`, in the order of
+/// `features` (name, options).
+pub fn split_joint_scores(scores: &Scores, features: &[(&str, &Options)]) -> Result<Vec<Scores>> {
+    features
+        .iter()
+        .map(|(name, options)| {
+            let imp = find(name).ok_or_else(|| anyhow::anyhow!("this build does not implement {name}"))?;
+            let mut own = scores.clone();
+            own.retain(&(imp.metrics)(options)?);
+            Ok(own)
+        })
+        .collect()
 }
 
 /// Every joint pass of this build.

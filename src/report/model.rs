@@ -284,7 +284,7 @@ pub struct SideTiming {
     /// The wall time of the pass that computed the side.
     pub seconds: f64,
     /// The features computed in the same pass, sharing its work (float_ssim
-    /// and float_ms_ssim on a GPU where their first SSIM map is the same):
+    /// and float_ms_ssim where their first SSIM map is the same):
     /// `seconds` is that pass's, counted in each of its sides. Absent: the
     /// side was computed alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

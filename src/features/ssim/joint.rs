@@ -1,32 +1,34 @@
-//! float_ssim and float_ms_ssim in one GPU pass, where they share work.
+//! float_ssim and float_ms_ssim in one pass, where they share work.
 //!
 //! At float_ssim's scale 1 its SSIM map is float_ms_ssim's first: the same
 //! luma as floats, the same 11x11 Gaussian, the same constants, so the same
 //! per-pixel terms; float_ssim wants their `l c s` product (and with
 //! `enable_lcs` the l, c and s means, which float_ms_ssim's first scale has
 //! too). Alone, each feature converts the lumas and filters them at full
-//! size; together, one pass does it once and the first map writes the
-//! product beside the three terms, which costs one term of four. On
-//! lavapipe the full-size filters are most of both features' time (issue
-//! 14's anchor). Every metric is its alone bits: the terms are the same
-//! kernels' whatever else a map writes, and each mean is its own sum.
-//! Larger pictures (float_ssim's automatic scale above 1 from 384 rows and
-//! columns) have nothing to share: each feature runs alone.
+//! size; together, one pass does it once and the first map also adds (on
+//! GPUs: writes) the product beside the three terms. On lavapipe the
+//! full-size filters are most of both features' time (issue 14's anchor);
+//! on the CPU float_ssim's whole reference. Every metric is its alone bits:
+//! a term is the same operations whatever else a map adds or writes, and
+//! each mean is its own sum. Larger pictures (float_ssim's automatic scale
+//! above 1 from 384 rows and columns) have nothing to share: each feature
+//! runs alone.
 
+use super::core::Want;
 use super::float_ssim::{self, SSIM};
 use super::gpu::{Metric, Plan, Shape, SsimGpu, Totals};
-use super::ms_ssim::{self, MS_SSIM};
+use super::ms_ssim::{self, MS_SSIM, MsSsimCpu};
 use super::tables::{LPF_LEN, SCALES};
 use crate::backend::gpu::Gpu;
 use crate::features::gpu::GpuExtractor;
 use crate::features::{Extractor, JointImpl, Options};
-use crate::fixture::Geometry;
+use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
 use anyhow::{Result, anyhow, bail, ensure};
 use std::sync::Arc;
 
 /// The joint pass ([`crate::features::JointImpl`]).
-pub static JOINT: JointImpl = JointImpl { features: &[SSIM, MS_SSIM], shares, gpu: gpu_extractor };
+pub static JOINT: JointImpl = JointImpl { features: &[SSIM, MS_SSIM], shares, cpu: cpu_extractor, gpu: gpu_extractor };
 
 /// Whether both features take the geometry and float_ssim's scale is 1
 /// (its options as given; each feature's own errors come from its alone
@@ -39,6 +41,33 @@ pub fn shares(geometry: &Geometry, options: &[&Options]) -> bool {
         && float_ssim::refuses(geometry, ssim_options).is_none()
         && ms_ssim::refuses(geometry, ms_options).is_none()
         && ms_ssim::Config::options(ms_options).is_ok()
+}
+
+/// The CPU pass: float_ms_ssim's reference with its first scale also
+/// adding the `l c s` products (`_iqa_ssim` computes every term of a row
+/// whatever it adds: `core::iqa_ssim`), float_ssim's sums at scale 1.
+pub struct JointCpu {
+    ms: MsSsimCpu,
+    ssim_config: float_ssim::Config,
+    ssim_max_db: f64,
+}
+
+impl Extractor for JointCpu {
+    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
+        let sums = self.ms.scale_sums(reference, distorted, Want { ssim: true, lcs: true });
+        let (ssim, lcs) = float_ssim::means(&sums[0]);
+        float_ssim::record(&self.ssim_config, self.ssim_max_db, ssim, lcs, index, out);
+        self.ms.record(&sums, index, out)
+    }
+}
+
+/// The CPU pass of both features, float_ssim's options first.
+pub fn cpu_extractor(geometry: &Geometry, options: &[&Options]) -> Result<Box<dyn Extractor>> {
+    ensure!(shares(geometry, options), "float_ssim and float_ms_ssim share no work at {geometry} with these options");
+    let [ssim_options, ms_options] = options else { bail!("the joint SSIM pass takes two features' options") };
+    let ssim_config = float_ssim::Config::options(ssim_options)?;
+    let ssim_max_db = super::max_db(ssim_config.clip_db, geometry);
+    Ok(Box::new(JointCpu { ms: MsSsimCpu::new(geometry, ms_options)?, ssim_config, ssim_max_db }))
 }
 
 /// The GPU pass of both features, float_ssim's options first.

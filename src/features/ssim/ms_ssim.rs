@@ -188,8 +188,11 @@ impl MsSsimCpu {
     }
 }
 
-impl Extractor for MsSsimCpu {
-    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
+impl MsSsimCpu {
+    /// compute_ms_ssim's sums of each scale: the pyramid of both lumas and
+    /// `_iqa_ssim` on every level, the first asked for `first` (l, c and s
+    /// at least; the joint pass also wants the product there).
+    pub fn scale_sums(&mut self, reference: &Frame, distorted: &Frame, first: Want) -> [Sums; SCALES] {
         let (w, h) = reference.geometry.plane_dims(0);
         let dims = level_dims(w, h);
         for (levels, frame) in self.levels.iter_mut().zip([reference, distorted]) {
@@ -200,13 +203,24 @@ impl Extractor for MsSsimCpu {
                 decimate(&below[k - 1], lw, lh, 2, LPF_LEN, &self.lpf, &mut above[0], &mut self.decimate);
             }
         }
-        let mut means = [[0f32; 3]; SCALES];
         let [r, d] = &self.levels;
-        for (k, &(lw, lh)) in dims.iter().enumerate() {
-            let sums = iqa_ssim(&r[k], &d[k], lw, lh, Want { ssim: false, lcs: true }, &mut self.ssim);
-            means[k] = scale_means(&sums);
-        }
-        record(&self.config, self.max_db, &means, index, out)
+        std::array::from_fn(|k| {
+            let (lw, lh) = dims[k];
+            let want = if k == 0 { first } else { Want { ssim: false, lcs: true } };
+            iqa_ssim(&r[k], &d[k], lw, lh, want, &mut self.ssim)
+        })
+    }
+
+    /// float_ms_ssim.c's recording of a frame's scale sums.
+    pub fn record(&self, sums: &[Sums; SCALES], index: usize, out: &mut Scores) -> Result<()> {
+        record(&self.config, self.max_db, &sums.each_ref().map(scale_means), index, out)
+    }
+}
+
+impl Extractor for MsSsimCpu {
+    fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
+        let sums = self.scale_sums(reference, distorted, Want { ssim: false, lcs: true });
+        self.record(&sums, index, out)
     }
 }
 
