@@ -8,6 +8,8 @@
 //! into an FMA), and the modules are embedded through a generated table,
 //! `$OUT_DIR/shaders.rs`.
 
+#[path = "build/glsl_arrays.rs"]
+mod glsl_arrays;
 #[path = "build/no_contraction.rs"]
 mod no_contraction;
 
@@ -141,6 +143,7 @@ fn compile(path: &Path, source: &str, name: &str, variant: Option<&Variant>) -> 
     let mut module = if path.extension().is_some_and(|e| e == "wgsl") {
         naga::front::wgsl::parse_str(&source).map_err(|e| e.emit_to_string_with_path(&source, &shown))?
     } else {
+        glsl_arrays::refuse_uneven_arrays_of_arrays(&source, &shown)?;
         glsl::Frontend::default()
             .parse(&glsl::Options::from(naga::ShaderStage::Compute), &source)
             .map_err(|e| e.emit_to_string_with_path(&source, &shown))?
