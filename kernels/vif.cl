@@ -108,18 +108,26 @@ KERNEL vif_vertical(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL
     }
 }
 
+/* integer_vif.c's log2 table entry i, 32768 <= i < 65536, from the packed
+ * table (tables.rs log2_table_packed: two 16-bit entries a word). */
+FUNC int vif_log2_entry(GLOBAL const ulp_u32 *table, ulp_u32 i)
+{
+    const ulp_u32 j = i - 32768u;
+    return (int)((table[j >> 1] >> ((j & 1u) * 16u)) & 0xffffu);
+}
+
 /* integer_vif.h log2_32 / log2_64: 2048 log2(v) from the table, v >= 2^16
  * (2^17 for the 64-bit one), normalised to its 16 leading bits. */
 FUNC int vif_log2_32(GLOBAL const ulp_u32 *table, ulp_u32 v)
 {
     const int k = 16 - ((int)ULP_CLZ64((ulp_u64)v) - 32); /* 16 - clz32(v) */
-    return (int)table[v >> k] + 2048 * k;
+    return vif_log2_entry(table, v >> k) + 2048 * k;
 }
 
 FUNC int vif_log2_64(GLOBAL const ulp_u32 *table, ulp_u64 v)
 {
     const int k = 48 - (int)ULP_CLZ64(v);
-    return (int)table[(ulp_u32)(v >> k)] + 2048 * k;
+    return vif_log2_entry(table, (ulp_u32)(v >> k)) + 2048 * k;
 }
 
 /* vif_statistic_*'s share of one pixel from its five filtered sums, added

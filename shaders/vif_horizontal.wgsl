@@ -17,6 +17,10 @@ var<immediate> pc: Params;
 @group(0) @binding(1) var<storage, read> vsub: array<u32>;
 @group(0) @binding(2) var<storage, read> taps: array<u32>;
 @group(0) @binding(3) var<storage, read> table: array<u32>;
+
+fn table_word(w: u32) -> u32 {
+    return table[w];
+}
 @group(0) @binding(4) var<storage, read> dparams: array<f64>;
 @group(0) @binding(5) var<storage, read_write> partials: array<u32>;
 @group(0) @binding(6) var<storage, read_write> next_ref: array<u32>;

@@ -319,6 +319,16 @@ impl VkStream {
     /// Binds the kernel's buffers: pushed, or through a set from a pool.
     fn bind_buffers(&mut self, kernel: &VkKernel, buffers: &[(vk::Buffer, u64)]) -> Result<()> {
         let max_uniform = u64::from(self.shared.limits.max_uniform_buffer_range);
+        // A table bound as a uniform block must fit the device's range
+        // whole: a clamped range would leave the kernel reading zeros.
+        for (&(_, size), &ty) in buffers.iter().zip(&kernel.descriptor_types) {
+            if ty == vk::DescriptorType::UNIFORM_BUFFER && size > max_uniform {
+                bail!(
+                    "a kernel reads a {size}-byte table as a uniform block; this device's uniform blocks hold at \
+                     most {max_uniform} bytes"
+                );
+            }
+        }
         let infos: Vec<[vk::DescriptorBufferInfo; 1]> = buffers
             .iter()
             .zip(&kernel.descriptor_types)

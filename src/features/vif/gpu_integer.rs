@@ -6,7 +6,7 @@
 //! sums per scale are the CPU reference's, and so are the scores.
 
 use super::integer::ScaleSums;
-use super::tables::{INT_FILTERS, log2_table};
+use super::tables::{INT_FILTERS, log2_table_packed};
 use super::{IntegerParams, ScaleFractions};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::features::Extractor;
@@ -74,7 +74,8 @@ pub const VERTICAL_STRIP: usize = 8;
 /// `mirror(x - width / 2 + k)`: mu1, mu2 in u32 (wrapping), xx, yy, xy in
 /// u64, and adds the pixel's share to vif_statistic_*'s four sums
 /// (integer_vif.c: every integer and double operation kept; `table` the
-/// 65537-entry log2 table as u32; `dparams` = [vif_enhn_gain_limit,
+/// log2 table's entries 32768..65535, two u16 a u32
+/// ([`super::tables::log2_table_packed`]: 64 KiB); `dparams` = [vif_enhn_gain_limit,
 /// 65536·1e-10]). The group's num_log, den_log, num_non_log and
 /// den_non_log go to `partials[8·(gy·groups_x + gx) ..]` as four (lo, hi)
 /// u32 pairs. With `sub_width > 0`, at even x below `2 (w / 2)` and even y
@@ -127,7 +128,7 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: IntegerParams) 
     let horizontal = gpu.load_kernel(if strip { &VIF_HORIZONTAL_STRIP } else { &VIF_HORIZONTAL })?;
     // The constants, uploaded once and shared by every slot.
     let taps: Vec<u8> = INT_FILTERS.iter().flat_map(|t| t.iter()).flat_map(|&c| u32::from(c).to_le_bytes()).collect();
-    let table: Vec<u8> = log2_table().iter().flat_map(|&v| u32::from(v).to_le_bytes()).collect();
+    let table: Vec<u8> = log2_table_packed().iter().flat_map(|&v| v.to_le_bytes()).collect();
     let dparams: Vec<u8> = [params.gain_limit, 65536.0 * 1.0e-10].iter().flat_map(|v| v.to_le_bytes()).collect();
     let constants = [gpu.create_buffer(taps.len())?, gpu.create_buffer(table.len())?, gpu.create_buffer(16)?];
     let mut stream = gpu.create_stream()?;

@@ -30,6 +30,16 @@ pub fn log2_table() -> Vec<u16> {
     table
 }
 
+/// The part of [`log2_table`] the lookups read, 32768..65535, as the GPU
+/// kernels take it: entry 32768 + j in the low 16 bits of word j / 2 when
+/// j is even, in its high 16 bits when odd (16384 words, 64 KiB: on
+/// lavapipe the strip kernel reads it as a uniform block, which llvmpipe
+/// gathers where it loads a storage buffer lane by lane).
+pub fn log2_table_packed() -> Vec<u32> {
+    let table = log2_table();
+    table[32768..65536].chunks_exact(2).map(|pair| u32::from(pair[0]) | (u32::from(pair[1]) << 16)).collect()
+}
+
 /// integer_vif.h `log2_32`: 2048 log2(x) from the table, x >= 2^16
 /// (normalised to its 16 leading bits).
 #[inline]
@@ -134,6 +144,15 @@ mod tests {
         // 3 * 2^20: 2048 log2 = 44206.003
         assert_eq!(log2_64(&t, 3 << 20), 44206);
         assert_eq!(log2_32(&t, 3 << 20), 44206);
+    }
+
+    #[test]
+    fn the_packed_table_holds_every_entry_the_lookups_read() {
+        let (t, packed) = (log2_table(), log2_table_packed());
+        assert_eq!(packed.len() * 4, 65536);
+        for (j, &entry) in t[32768..65536].iter().enumerate() {
+            assert_eq!((packed[j >> 1] >> ((j & 1) * 16)) & 0xffff, u32::from(entry), "entry {}", 32768 + j);
+        }
     }
 
     #[test]
