@@ -28,8 +28,10 @@ use anyhow::{Result, ensure};
 
 /// `ssim_convert` (kernels/ssim.cl, shaders/ssim_convert.comp): picture_copy
 /// of both lumas, `v * (1 / scaler)` (= `v / scaler`, the scaler being a
-/// power of two) into a pair of float planes, reference first. One work
-/// item per pixel, launch `[⌈w/16⌉, ⌈h/16⌉, 1]`. Buffers: reference,
+/// power of two) into a pair of float planes, reference first. Work item
+/// `(x, y)` converts samples `4k .. 4k + 3` (below `w h`) of each plane, `k
+/// = y ⌈w/4⌉ + x` (raster order, in and out); launch `[⌈⌈w/4⌉/16⌉,
+/// ⌈h/16⌉, 1]`. Buffers: reference,
 /// distorted (samples), pictures (2 w h f32). Scalars: width, height, bytes
 /// per sample, 1 / scaler (f32).
 pub static SSIM_CONVERT: KernelSpec =
@@ -489,7 +491,7 @@ impl GpuPipeline for SsimGpu {
         let inv_scaler = 1.0 / scaler(self.geometry.bit_depth);
         stream.dispatch(
             convert,
-            [groups_for(w, 16), groups_for(h, 16), 1],
+            [groups_for(w.div_ceil(4), 16), groups_for(h, 16), 1],
             &[
                 Arg::Buffer(&b.reference),
                 Arg::Buffer(&b.distorted),
