@@ -170,15 +170,12 @@ FUNC void vif_statistic(ulp_u64 *sums, GLOBAL const ulp_u32 *table, double gain_
  * scale's, reads the same rows, so it adds from the same window at rows
  * y0, y0 + 2, y0 + 4, y0 + 6. The sums are integers: the same bits in any
  * order (vif_statistic_8's u32 sums are the u64 sums' low 32 bits). */
-KERNEL vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
-                          GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
-                          ulp_u32 tap0, ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift,
-                          ulp_u32 sq_add, ulp_u32 sq_shift, ulp_u32 sub_tap0, ulp_u32 sub_width, ulp_u32 sub_add,
-                          ulp_u32 sub_shift)
+FUNC void vif_vertical_column(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
+                              GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                              ulp_u32 tap0, ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift,
+                              ulp_u32 sq_add, ulp_u32 sq_shift, ulp_u32 sub_tap0, ulp_u32 sub_width,
+                              ulp_u32 sub_add, ulp_u32 sub_shift, ulp_u32 x, ulp_u32 y0)
 {
-    const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * 8;
-    if (x >= w || y0 >= h)
-        return;
     const ulp_u32 plane = w * h;
     const int p0 = (int)y0 - (int)(width / 2);
     const ulp_u32 d = width / 2 - sub_width / 2;
@@ -243,6 +240,35 @@ KERNEL vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, 
             vsub[sub_plane + (y0 / 2 + m) * w + x] = (ulp_u32)(ulp_u16)((sd[m] + sub_add) >> sub_shift);
         }
     }
+}
+
+KERNEL vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
+                          GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                          ulp_u32 tap0, ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift,
+                          ulp_u32 sq_add, ulp_u32 sq_shift, ulp_u32 sub_tap0, ulp_u32 sub_width, ulp_u32 sub_add,
+                          ulp_u32 sub_shift)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * 8;
+    if (x < w && y0 < h)
+        vif_vertical_column(ref, dis, taps, vsum, vsub, w, h, format, tap0, width, mode, mu_add, mu_shift, sq_add,
+                            sq_shift, sub_tap0, sub_width, sub_add, sub_shift, x, y0);
+}
+
+/* vif_vertical_quads (contract: VIF_VERTICAL_QUADS): vif_vertical_strip's
+ * outputs, work item (q, g) making columns 4q .. 4q + 3. The Vulkan
+ * dialect reads a row's four byte samples as one word and writes each sum
+ * of four columns as one vec4 (what lavapipe pays for is accesses); here
+ * each column is vif_vertical_strip's, the same sums. */
+KERNEL vif_vertical_quads(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const ulp_u32 *taps,
+                          GLOBAL ulp_u32 *vsum, GLOBAL ulp_u32 *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                          ulp_u32 tap0, ulp_u32 width, ulp_u32 mode, ulp_u32 mu_add, ulp_u32 mu_shift,
+                          ulp_u32 sq_add, ulp_u32 sq_shift, ulp_u32 sub_tap0, ulp_u32 sub_width, ulp_u32 sub_add,
+                          ulp_u32 sub_shift)
+{
+    const ulp_u32 x0 = GLOBAL_ID(0) * 4, y0 = GLOBAL_ID(1) * 8;
+    for (ulp_u32 x = x0; x < x0 + 4 && x < w && y0 < h; x++)
+        vif_vertical_column(ref, dis, taps, vsum, vsub, w, h, format, tap0, width, mode, mu_add, mu_shift, sq_add,
+                            sq_shift, sub_tap0, sub_width, sub_add, sub_shift, x, y0);
 }
 
 #define VIF_WG 256

@@ -63,6 +63,19 @@ pub static VIF_VERTICAL_STRIP_BYTES: KernelSpec =
 pub static VIF_VERTICAL_STRIP_WORDS: KernelSpec =
     KernelSpec { name: "vif_vertical_strip_words", family: "vif", workgroup: [64, 1, 1], buffers: 5, scalars: 14 };
 
+/// `vif_vertical_quads` (kernels/vif.cl, shaders/vif_vertical_quads.wgsl):
+/// [`VIF_VERTICAL_STRIP`]'s outputs for `format` 0 and `mode` 8 (the 8-bit
+/// scale 0) on pictures whose width is a multiple of 4, which the caller
+/// guarantees; item (q, g) makes rows `8g .. 8g + 7` of columns `4q .. 4q +
+/// 3` (launch `ceil(w / 4 / 64)` x `ceil(h / 8)` groups). The Vulkan
+/// dialect reads a row's four samples as one word and writes each sum of
+/// the four columns as one vec4: lavapipe loads and stores a storage
+/// buffer lane by lane, so [`VIF_VERTICAL_STRIP_BYTES`]' load a sample and
+/// store a sum were its cost. Same buffers and scalars as
+/// [`VIF_VERTICAL`].
+pub static VIF_VERTICAL_QUADS: KernelSpec =
+    KernelSpec { name: "vif_vertical_quads", family: "vif", workgroup: [64, 1, 1], buffers: 5, scalars: 14 };
+
 /// Rows of a column a `vif_vertical_strip` item makes.
 pub const VERTICAL_STRIP: usize = 8;
 
@@ -115,6 +128,7 @@ pub static KERNELS: &[&KernelSpec] = &[
     &VIF_VERTICAL_STRIP,
     &VIF_VERTICAL_STRIP_BYTES,
     &VIF_VERTICAL_STRIP_WORDS,
+    &VIF_VERTICAL_QUADS,
     &VIF_HORIZONTAL,
     &VIF_HORIZONTAL_STRIP,
 ];
@@ -124,7 +138,8 @@ const TAP0: [u32; 4] = [0, 17, 26, 31];
 
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: IntegerParams) -> Result<Box<dyn Extractor>> {
     let strip = super::strip_shape(gpu.device())?;
-    let vertical = vertical_kernels(gpu.as_ref(), strip, geometry.bit_depth)?;
+    let quads = strip && geometry.bit_depth == 8 && geometry.plane_dims(0).0.is_multiple_of(4);
+    let vertical = vertical_kernels(gpu.as_ref(), strip, quads, geometry.bit_depth)?;
     let horizontal = gpu.load_kernel(if strip { &VIF_HORIZONTAL_STRIP } else { &VIF_HORIZONTAL })?;
     // The constants, uploaded once and shared by every slot.
     let taps: Vec<u8> = INT_FILTERS.iter().flat_map(|t| t.iter()).flat_map(|&c| u32::from(c).to_le_bytes()).collect();
@@ -138,19 +153,24 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: IntegerParams) 
     stream.wait()?;
     let (w, h) = geometry.plane_dims(0);
     let dims: [(usize, usize); 4] = std::array::from_fn(|s| (w >> s, h >> s));
-    let pipeline = IntegerGpu { vertical, horizontal, strip, geometry: *geometry, params, dims, constants };
+    let pipeline = IntegerGpu { vertical, horizontal, strip, quads, geometry: *geometry, params, dims, constants };
     GpuExtractor::boxed(gpu, pipeline)
 }
 
 /// Each scale's vertical kernel: [`VIF_VERTICAL`] on GPUs; in the strip
-/// shape, the variant made for the scale's input where there is one (the
-/// 8-bit scale 0's bytes, the later scales' 16-bit words).
-fn vertical_kernels(gpu: &dyn Gpu, strip: bool, bit_depth: u8) -> Result<[Kernel; 4]> {
+/// shape, the kernel made for the scale's input where there is one (the
+/// 8-bit scale 0's quads where rows are whole words, else its bytes; the
+/// later scales' 16-bit words).
+fn vertical_kernels(gpu: &dyn Gpu, strip: bool, quads: bool, bit_depth: u8) -> Result<[Kernel; 4]> {
     if !strip {
         let k = gpu.load_kernel(&VIF_VERTICAL)?;
         return Ok([k.clone(), k.clone(), k.clone(), k]);
     }
-    let first = gpu.load_kernel(if bit_depth == 8 { &VIF_VERTICAL_STRIP_BYTES } else { &VIF_VERTICAL_STRIP })?;
+    let first = gpu.load_kernel(match (quads, bit_depth) {
+        (true, _) => &VIF_VERTICAL_QUADS,
+        (false, 8) => &VIF_VERTICAL_STRIP_BYTES,
+        _ => &VIF_VERTICAL_STRIP,
+    })?;
     let rest = gpu.load_kernel(&VIF_VERTICAL_STRIP_WORDS)?;
     Ok([first, rest.clone(), rest.clone(), rest])
 }
@@ -162,6 +182,8 @@ struct IntegerGpu {
     /// Whether `vertical` and `horizontal` are [`VIF_VERTICAL_STRIP`]'s
     /// and [`VIF_HORIZONTAL_STRIP`].
     strip: bool,
+    /// Whether scale 0's vertical kernel is [`VIF_VERTICAL_QUADS`].
+    quads: bool,
     geometry: Geometry,
     params: IntegerParams,
     /// Each scale's picture size (the luma halved `s` times, rounding down).
@@ -273,7 +295,9 @@ impl GpuPipeline for IntegerGpu {
                 Arg::Buffer(&b.vsub),
             ];
             args.extend(scalars.map(Arg::U32));
-            let grid = if self.strip {
+            let grid = if self.quads && s == 0 {
+                [groups_for(w / 4, VIF_VERTICAL_QUADS.workgroup[0]), groups_for(h, VERTICAL_STRIP as u32), 1]
+            } else if self.strip {
                 [groups_for(w, VIF_VERTICAL_STRIP.workgroup[0]), groups_for(h, VERTICAL_STRIP as u32), 1]
             } else {
                 [groups_for(w, VIF_VERTICAL.workgroup[0]), groups_for(h, VIF_VERTICAL.workgroup[1]), 1]
