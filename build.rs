@@ -143,7 +143,7 @@ fn compile(path: &Path, source: &str, name: &str, variant: Option<&Variant>) -> 
     let mut module = if path.extension().is_some_and(|e| e == "wgsl") {
         naga::front::wgsl::parse_str(&source).map_err(|e| e.emit_to_string_with_path(&source, &shown))?
     } else {
-        glsl_arrays::refuse_uneven_arrays_of_arrays(&source, &shown)?;
+        glsl_arrays::refuse_naga_array_pitfalls(&source, &shown)?;
         glsl::Frontend::default()
             .parse(&glsl::Options::from(naga::ShaderStage::Compute), &source)
             .map_err(|e| e.emit_to_string_with_path(&source, &shown))?

@@ -167,13 +167,11 @@ KERNEL float_vif_vertical(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, 
  * kernel does. The next scale's filter, whose taps are the middle
  * sub_width of this scale's, reads the same rows, so its sums at rows y0,
  * y0 + 2, y0 + 4, y0 + 6 add from the same window, in its tap order. */
-KERNEL float_vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
-                                GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
-                                float inv, ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
+FUNC void float_vif_vertical_column(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
+                                    GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                                    float inv, ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width,
+                                    ulp_u32 x, ulp_u32 y0)
 {
-    const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * 8;
-    if (x >= w || y0 >= h)
-        return;
     const ulp_u32 plane = w * h;
     const int p0 = (int)y0 - (int)(width / 2);
     const ulp_u32 d = width / 2 - sub_width / 2;
@@ -222,6 +220,31 @@ KERNEL float_vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 
             vsub[sub_plane + (y0 / 2 + m) * w + x] = sd[m];
         }
     }
+}
+
+KERNEL float_vif_vertical_strip(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
+                                GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                                float inv, ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y0 = GLOBAL_ID(1) * 8;
+    if (x < w && y0 < h)
+        float_vif_vertical_column(ref, dis, taps, vsum, vsub, w, h, format, inv, tap0, width, sub_tap0, sub_width, x,
+                                  y0);
+}
+
+/* float_vif_vertical_quads (contract: FLOAT_VIF_VERTICAL_QUADS):
+ * float_vif_vertical_strip's outputs, work item (q, g) making columns 4q ..
+ * 4q + 3. The Vulkan dialect reads a row's four byte samples as one word
+ * and writes each sum of four columns as one vec4 (what lavapipe pays for
+ * is accesses); here each column is float_vif_vertical_strip's. */
+KERNEL float_vif_vertical_quads(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, GLOBAL const float *taps,
+                                GLOBAL float *vsum, GLOBAL float *vsub, ulp_u32 w, ulp_u32 h, ulp_u32 format,
+                                float inv, ulp_u32 tap0, ulp_u32 width, ulp_u32 sub_tap0, ulp_u32 sub_width)
+{
+    const ulp_u32 x0 = GLOBAL_ID(0) * 4, y0 = GLOBAL_ID(1) * 8;
+    for (ulp_u32 x = x0; x < x0 + 4 && x < w && y0 < h; x++)
+        float_vif_vertical_column(ref, dis, taps, vsum, vsub, w, h, format, inv, tap0, width, sub_tap0, sub_width, x,
+                                  y0);
 }
 
 /* vif_tools.c log2f_approx: the exponent plus a degree-8 polynomial of the

@@ -73,6 +73,19 @@ pub static FLOAT_VIF_VERTICAL_STRIP_BYTES: KernelSpec = KernelSpec {
     scalars: 8,
 };
 
+/// `float_vif_vertical_quads` (kernels/float_vif.cl,
+/// shaders/float_vif_vertical_quads.comp): [`FLOAT_VIF_VERTICAL_STRIP`]'s
+/// outputs for `format` 0 on pictures whose width is a multiple of 4,
+/// which the caller guarantees; item (q, g) makes rows `8g .. 8g + 7` of
+/// columns `4q .. 4q + 3` (launch `ceil(w / 4 / 64)` x `ceil(h / 8)`
+/// groups). The Vulkan dialect reads a row's four samples as one word and
+/// writes each sum of the four columns as one vec4: lavapipe loads and
+/// stores a storage buffer lane by lane, so
+/// [`FLOAT_VIF_VERTICAL_STRIP_BYTES`]' load a sample and store a sum were
+/// its cost. Same buffers and scalars.
+pub static FLOAT_VIF_VERTICAL_QUADS: KernelSpec =
+    KernelSpec { name: "float_vif_vertical_quads", family: "float_vif", workgroup: [64, 1, 1], buffers: 5, scalars: 8 };
+
 /// `float_vif_vertical_strip_floats`: the same for `format` 2 (the
 /// prescaled picture and scales 1-3).
 pub static FLOAT_VIF_VERTICAL_STRIP_FLOATS: KernelSpec = KernelSpec {
@@ -137,6 +150,7 @@ pub static KERNELS: &[&KernelSpec] = &[
     &FLOAT_VIF_VERTICAL_STRIP,
     &FLOAT_VIF_VERTICAL_STRIP_BYTES,
     &FLOAT_VIF_VERTICAL_STRIP_FLOATS,
+    &FLOAT_VIF_VERTICAL_QUADS,
     &FLOAT_VIF_HORIZONTAL,
     &FLOAT_VIF_HORIZONTAL_STRIP,
     &FLOAT_VIF_ROWS,
@@ -153,7 +167,10 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) ->
     let [prescale, horizontal, rows] = kernels.map(|k| gpu.load_kernel(k));
     let resampler = Resampler::new(params.prescale_method, geometry, params.scaled(geometry));
     let formats: [u32; 4] = std::array::from_fn(|s| input_format(s, geometry, &resampler));
-    let vertical = vertical_kernels(gpu.as_ref(), strip, formats)?;
+    let (w, h) = resampler.dst;
+    let dims: [(usize, usize); 4] = std::array::from_fn(|s| (w >> s, h >> s));
+    let quads: [bool; 4] = std::array::from_fn(|s| strip && formats[s] == 0 && dims[s].0.is_multiple_of(4));
+    let vertical = vertical_kernels(gpu.as_ref(), strip, formats, quads)?;
     let filters: [Vec<f32>; 4] = std::array::from_fn(|s| tables::float_filter(s, params.kernelscale));
     let mut taps = vec![0.0f32; POLY0];
     let mut tap0 = [0u32; 4];
@@ -189,14 +206,14 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) ->
         upload(params.sigma_nsq.to_le_bytes().to_vec())?,
         upload(table.iter().flat_map(|t| t.to_le_bytes()).collect())?,
     ];
-    let (w, h) = resampler.dst;
     let pipeline = FloatGpu {
         kernels: [prescale?, horizontal?, rows?],
         vertical,
         formats,
         strip,
+        quads,
         geometry: *geometry,
-        dims: std::array::from_fn(|s| (w >> s, h >> s)),
+        dims,
         tap0,
         widths: filters.each_ref().map(|f| f.len() as u32),
         consts,
@@ -215,16 +232,18 @@ fn input_format(scale: usize, geometry: &Geometry, resampler: &Resampler) -> u32
 }
 
 /// Each scale's vertical kernel: [`FLOAT_VIF_VERTICAL`] on GPUs; in the
-/// strip shape the variant for the scale's sample format where there is
-/// one (bytes, f32s), else [`FLOAT_VIF_VERTICAL_STRIP`].
-fn vertical_kernels(gpu: &dyn Gpu, strip: bool, formats: [u32; 4]) -> Result<[Kernel; 4]> {
-    let spec = |format| match (strip, format) {
-        (false, _) => &FLOAT_VIF_VERTICAL,
-        (true, 0) => &FLOAT_VIF_VERTICAL_STRIP_BYTES,
-        (true, 2) => &FLOAT_VIF_VERTICAL_STRIP_FLOATS,
-        (true, _) => &FLOAT_VIF_VERTICAL_STRIP,
+/// strip shape [`FLOAT_VIF_VERTICAL_QUADS`] where `quads` says (bytes,
+/// rows of whole words), else the variant for the scale's sample format
+/// where there is one (bytes, f32s), else [`FLOAT_VIF_VERTICAL_STRIP`].
+fn vertical_kernels(gpu: &dyn Gpu, strip: bool, formats: [u32; 4], quads: [bool; 4]) -> Result<[Kernel; 4]> {
+    let spec = |s: usize| match (strip, quads[s], formats[s]) {
+        (false, _, _) => &FLOAT_VIF_VERTICAL,
+        (true, true, _) => &FLOAT_VIF_VERTICAL_QUADS,
+        (true, false, 0) => &FLOAT_VIF_VERTICAL_STRIP_BYTES,
+        (true, false, 2) => &FLOAT_VIF_VERTICAL_STRIP_FLOATS,
+        (true, false, _) => &FLOAT_VIF_VERTICAL_STRIP,
     };
-    let [a, b, c, d] = formats.map(|f| gpu.load_kernel(spec(f)));
+    let [a, b, c, d] = [0, 1, 2, 3].map(|s| gpu.load_kernel(spec(s)));
     Ok([a?, b?, c?, d?])
 }
 
@@ -237,6 +256,8 @@ struct FloatGpu {
     formats: [u32; 4],
     /// Whether the vertical and horizontal kernels are the strip shape's.
     strip: bool,
+    /// Per scale: whether its vertical kernel is [`FLOAT_VIF_VERTICAL_QUADS`].
+    quads: [bool; 4],
     geometry: Geometry,
     /// Each scale's picture size: the prescaled luma halved `s` times.
     dims: [(usize, usize); 4],
@@ -347,7 +368,9 @@ impl GpuPipeline for FloatGpu {
             args.extend([self.tap0[s], self.widths[s], sub_tap0, sub_width].map(Arg::U32));
             let [wx, wy, _] = FLOAT_VIF_VERTICAL.workgroup;
             let grid = [groups_for(w, wx), groups_for(h, wy), 1];
-            let vgrid = if self.strip {
+            let vgrid = if self.quads[s] {
+                [groups_for(w / 4, FLOAT_VIF_VERTICAL_QUADS.workgroup[0]), groups_for(h, VERTICAL_STRIP as u32), 1]
+            } else if self.strip {
                 [groups_for(w, FLOAT_VIF_VERTICAL_STRIP.workgroup[0]), groups_for(h, VERTICAL_STRIP as u32), 1]
             } else {
                 grid
