@@ -30,12 +30,24 @@
 
 /* ---------------------------------------------------------------------
  * ssim_convert: picture_copy.c with offset 0 for both lumas: (float)v, or
- * v / scaler as v * inv_scaler (a power of two: the same bits). Item k =
- * y * ceil(width / 4) + x converts samples 4k .. 4k + 3 of the plane (in
- * raster order: the output is the plane's order too).
+ * v / scaler as v * inv_scaler (a power of two: the same bits).
  * --------------------------------------------------------------------- */
 KERNEL ssim_convert(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *pictures, ulp_u32 width,
                     ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler)
+{
+    const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
+    if (x >= width || y >= height)
+        return;
+    const ulp_u32 i = y * width + x;
+    pictures[i] = MUL_RN((float)ulp_sample(ref, i, bytes_per_sample), inv_scaler);
+    pictures[width * height + i] = MUL_RN((float)ulp_sample(dis, i, bytes_per_sample), inv_scaler);
+}
+
+/* ssim_convert_quads: ssim_convert's outputs in the CPU drivers' shape,
+ * item k = y * ceil(width / 4) + x converting samples 4k .. 4k + 3 in
+ * raster order (the Vulkan dialect reads them as one or two words). */
+KERNEL ssim_convert_quads(GLOBAL const ulp_u8 *ref, GLOBAL const ulp_u8 *dis, GLOBAL float *pictures,
+                          ulp_u32 width, ulp_u32 height, ulp_u32 bytes_per_sample, float inv_scaler)
 {
     const ulp_u32 x = GLOBAL_ID(0), y = GLOBAL_ID(1);
     const ulp_u32 n = width * height, i0 = 4u * (y * ((width + 3u) / 4u) + x);

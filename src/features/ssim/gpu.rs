@@ -28,14 +28,24 @@ use anyhow::{Result, ensure};
 
 /// `ssim_convert` (kernels/ssim.cl, shaders/ssim_convert.comp): picture_copy
 /// of both lumas, `v * (1 / scaler)` (= `v / scaler`, the scaler being a
-/// power of two) into a pair of float planes, reference first. Work item
-/// `(x, y)` converts samples `4k .. 4k + 3` (below `w h`) of each plane, `k
-/// = y ⌈w/4⌉ + x` (raster order, in and out); launch `[⌈⌈w/4⌉/16⌉,
-/// ⌈h/16⌉, 1]`. Buffers: reference,
+/// power of two) into a pair of float planes, reference first. One work
+/// item per pixel, launch `[⌈w/16⌉, ⌈h/16⌉, 1]`. Buffers: reference,
 /// distorted (samples), pictures (2 w h f32). Scalars: width, height, bytes
 /// per sample, 1 / scaler (f32).
 pub static SSIM_CONVERT: KernelSpec =
     KernelSpec { name: "ssim_convert", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 4 };
+
+/// `ssim_convert_quads`: [`SSIM_CONVERT`]'s outputs in the CPU drivers'
+/// shape ([`Shape::Strips`]): work item `(x, y)` converts samples `4k .. 4k
+/// + 3` (below `w h`) of each plane, `k = y ⌈w/4⌉ + x` (raster order, in
+/// and out); launch `[⌈⌈w/4⌉/16⌉, ⌈h/16⌉, 1]`. The Vulkan dialect reads them
+/// as one word of 8-bit samples or two of 16-bit ones: lavapipe loads a
+/// storage buffer lane by lane, so a load a sample was the kernel's cost
+/// (43-48 -> 27-35 ms over issue 14's anchor). On GPUs the per-pixel
+/// kernel's stores coalesce (this one's cost NVIDIA a quarter of
+/// float_ssim's 1080p fps). Buffers and scalars as [`SSIM_CONVERT`].
+pub static SSIM_CONVERT_QUADS: KernelSpec =
+    KernelSpec { name: "ssim_convert_quads", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 4 };
 
 /// `ssim_decimate`: iqa `_iqa_decimate` of both pictures of a pair (z = 0
 /// reference, 1 distorted): output `(x, y)` is the k x k window at `(x f,
@@ -209,8 +219,9 @@ fn forced_totals(totals: Totals, choice: Option<&std::ffi::OsStr>, exact: Exact)
 }
 
 /// Every kernel of the pipeline.
-pub static KERNELS: [&KernelSpec; 10] = [
+pub static KERNELS: [&KernelSpec; 11] = [
     &SSIM_CONVERT,
+    &SSIM_CONVERT_QUADS,
     &SSIM_DECIMATE,
     &SSIM_HORIZONTAL,
     &SSIM_VERTICAL,
@@ -297,7 +308,7 @@ pub struct SsimGpu {
     terms_len: usize,
     partials_len: usize,
     planes_len: usize,
-    /// ssim_convert, ssim_horizontal, ssim_vertical(_strips), ssim_total.
+    /// ssim_convert(_quads), ssim_horizontal, ssim_vertical(_strips), ssim_total.
     kernels: [Kernel; 4],
     /// ssim_decimate, loaded where a level uses it (each kernel a process
     /// loads costs a driver compile: on lavapipe an LLVM JIT).
@@ -333,8 +344,9 @@ impl SsimGpu {
             Shape::Strips => &SSIM_VERTICAL_STRIPS,
             Shape::Pixels => &SSIM_VERTICAL,
         };
+        let convert = if shape == Shape::Strips { &SSIM_CONVERT_QUADS } else { &SSIM_CONVERT };
         let kernels = [
-            gpu.load_kernel(&SSIM_CONVERT)?,
+            gpu.load_kernel(convert)?,
             gpu.load_kernel(&SSIM_HORIZONTAL)?,
             gpu.load_kernel(vertical)?,
             gpu.load_kernel(&SSIM_TOTAL)?,
@@ -491,7 +503,8 @@ impl GpuPipeline for SsimGpu {
         let inv_scaler = 1.0 / scaler(self.geometry.bit_depth);
         stream.dispatch(
             convert,
-            [groups_for(w.div_ceil(4), 16), groups_for(h, 16), 1],
+            // ssim_convert_quads (four samples an item) in the strip shape.
+            [groups_for(if self.strip > 1 { w.div_ceil(4) } else { w }, 16), groups_for(h, 16), 1],
             &[
                 Arg::Buffer(&b.reference),
                 Arg::Buffer(&b.distorted),
