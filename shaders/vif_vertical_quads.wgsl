@@ -8,28 +8,7 @@
 // sums a column an item, with a load a sample and a store a sum: lavapipe
 // loads and stores a storage buffer lane by lane, so those were its cost.
 // The sums are integers (u32, wrapping as C's): any order, the same bits.
-struct Params {
-    w: u32,
-    h: u32,
-    format: u32,
-    tap0: u32,
-    width: u32,
-    mode: u32,
-    mu_add: u32,
-    mu_shift: u32,
-    sq_add: u32,
-    sq_shift: u32,
-    sub_tap0: u32,
-    sub_width: u32,
-    sub_add: u32,
-    sub_shift: u32,
-}
-
-var<immediate> pc: Params;
-
-@group(0) @binding(0) var<storage, read> ref_plane: array<u32>;
-@group(0) @binding(1) var<storage, read> dis_plane: array<u32>;
-@group(0) @binding(2) var<storage, read> taps: array<u32>;
+#include "vif_vertical_params.wgsl"
 @group(0) @binding(3) var<storage, read_write> vsum: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> vsub: array<vec4<u32>>;
 

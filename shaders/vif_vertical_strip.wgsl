@@ -8,28 +8,7 @@
 // rows (its taps are the middle sub_width of this scale's), so it adds
 // from the same window with no loads of its own. The sums are integers, so
 // any order gives the same bits.
-struct Params {
-    w: u32,
-    h: u32,
-    format: u32,
-    tap0: u32,
-    width: u32,
-    mode: u32,
-    mu_add: u32,
-    mu_shift: u32,
-    sq_add: u32,
-    sq_shift: u32,
-    sub_tap0: u32,
-    sub_width: u32,
-    sub_add: u32,
-    sub_shift: u32,
-}
-
-var<immediate> pc: Params;
-
-@group(0) @binding(0) var<storage, read> ref_plane: array<u32>;
-@group(0) @binding(1) var<storage, read> dis_plane: array<u32>;
-@group(0) @binding(2) var<storage, read> taps: array<u32>;
+#include "vif_vertical_params.wgsl"
 @group(0) @binding(3) var<storage, read_write> vsum: array<u32>;
 @group(0) @binding(4) var<storage, read_write> vsub: array<u32>;
 

@@ -61,25 +61,11 @@ impl Backend for CpuBackend {
     }
 
     fn compute_joint(&self, requests: &[SideRequest<'_>]) -> Option<Result<Vec<SideOutput>, String>> {
-        let names: Vec<&str> = requests.iter().map(|r| r.feature.name.as_str()).collect();
-        let joint = features::find_joint(&names)?;
-        // A fixture that cannot be read is each side's error, from its own pass.
-        let fixture = (requests.first()?.frames)().ok()?;
-        let options: Vec<&features::Options> = requests.iter().map(|r| &r.feature.options).collect();
-        if !(joint.shares)(&fixture.geometry, &options) {
-            return None;
-        }
+        let plan = super::joint_plan(requests)?;
         let on_frame = || requests.iter().for_each(|r| (r.on_frame)());
-        let result = (joint.cpu)(&fixture.geometry, &options)
-            .and_then(|extractor| features::run_extractor(extractor, &fixture, &on_frame))
-            .and_then(|scores| features::split_joint_scores(&scores, &super::joint_features(requests)))
-            .map(|own| {
-                let device = &self.device;
-                let frames = fixture.frames();
-                own.into_iter()
-                    .map(|scores| SideOutput { scores, frames, device: device.clone(), dispatches: None })
-                    .collect()
-            });
+        let result = (plan.joint.cpu)(&plan.fixture.geometry, &plan.options)
+            .and_then(|extractor| features::run_extractor(extractor, &plan.fixture, &on_frame))
+            .and_then(|scores| plan.split(requests, &scores, &self.device, None));
         Some(result.map_err(|e| format!("{e:#}")))
     }
 }

@@ -62,28 +62,15 @@ impl Backend for GpuBackend {
     }
 
     fn compute_joint(&self, requests: &[SideRequest<'_>]) -> Option<Result<Vec<SideOutput>, String>> {
-        let names: Vec<&str> = requests.iter().map(|r| r.feature.name.as_str()).collect();
-        let joint = features::find_joint(&names)?;
-        // The requests are one fixture's: a fixture that cannot be read is
-        // each side's error, reported by its own pass.
-        let fixture = (requests.first()?.frames)().ok()?;
-        let options: Vec<&features::Options> = requests.iter().map(|r| &r.feature.options).collect();
-        if !(joint.shares)(&fixture.geometry, &options) {
-            return None;
-        }
+        let plan = super::joint_plan(requests)?;
         let counting = CountingGpu::new(self.gpu.clone());
-        let make = || (joint.gpu)(counting.clone(), &fixture.geometry, &options);
+        let make = || (plan.joint.gpu)(counting.clone(), &plan.fixture.geometry, &plan.options);
         let on_frame = || requests.iter().for_each(|r| (r.on_frame)());
-        let threads = worker_threads(&self.device, fixture.frames());
-        let result = score_parallel(&make, fixture.as_ref(), threads, &on_frame).and_then(|scores| {
+        let threads = worker_threads(&self.device, plan.fixture.frames());
+        let result = score_parallel(&make, plan.fixture.as_ref(), threads, &on_frame).and_then(|scores| {
             let mut device = counting.device().clone();
             device.backend = self.device.backend.clone();
-            let dispatches = Some(counting.dispatches());
-            let own = features::split_joint_scores(&scores, &super::joint_features(requests))?;
-            Ok(own
-                .into_iter()
-                .map(|scores| SideOutput { scores, frames: fixture.frames(), device: device.clone(), dispatches })
-                .collect())
+            plan.split(requests, &scores, &device, Some(counting.dispatches()))
         });
         Some(result.map_err(|e| format!("{e:#}")))
     }

@@ -83,9 +83,44 @@ pub struct SideOutput {
     pub dispatches: Option<u64>,
 }
 
-/// The (feature, options) of each request of a joint pass.
-pub(crate) fn joint_features<'a>(requests: &'a [SideRequest<'_>]) -> Vec<(&'a str, &'a crate::features::Options)> {
-    requests.iter().map(|r| (r.feature.name.as_str(), &r.feature.options)).collect()
+/// What a backend's joint pass over `requests` starts from
+/// ([`joint_plan`]).
+pub(crate) struct JointPlan<'a> {
+    pub joint: &'static crate::features::JointImpl,
+    /// The fixture the requests share.
+    pub fixture: Arc<LoadedFixture>,
+    /// Each request's feature options, in order.
+    pub options: Vec<&'a crate::features::Options>,
+}
+
+impl JointPlan<'_> {
+    /// Each request's own metrics of the pass's `scores`, as its output.
+    pub fn split(
+        &self,
+        requests: &[SideRequest<'_>],
+        scores: &Scores,
+        device: &DeviceInfo,
+        dispatches: Option<u64>,
+    ) -> anyhow::Result<Vec<SideOutput>> {
+        let features: Vec<(&str, &crate::features::Options)> =
+            requests.iter().map(|r| r.feature.name.as_str()).zip(self.options.iter().copied()).collect();
+        let frames = self.fixture.frames();
+        Ok(crate::features::split_joint_scores(scores, &features)?
+            .into_iter()
+            .map(|scores| SideOutput { scores, frames, device: device.clone(), dispatches })
+            .collect())
+    }
+}
+
+/// The joint pass for `requests` (sides of one fixture), where there is one
+/// and their options and geometry share work; `None` otherwise, and where
+/// the fixture cannot be read (each side's own pass reports that).
+pub(crate) fn joint_plan<'a>(requests: &'a [SideRequest<'_>]) -> Option<JointPlan<'a>> {
+    let names: Vec<&str> = requests.iter().map(|r| r.feature.name.as_str()).collect();
+    let joint = crate::features::find_joint(&names)?;
+    let fixture = (requests.first()?.frames)().ok()?;
+    let options: Vec<&crate::features::Options> = requests.iter().map(|r| &r.feature.options).collect();
+    (joint.shares)(&fixture.geometry, &options).then_some(JointPlan { joint, fixture, options })
 }
 
 pub trait Backend: Send + Sync {
