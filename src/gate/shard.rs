@@ -4,7 +4,9 @@
 //!
 //! Cells that share a computed side (the cpu side of `cpu vs vulkan` and
 //! `cpu vs opencl` on one feature and fixture, say) form one group and stay
-//! in one shard, so no side is computed twice across shards. Groups are
+//! in one shard, so no side is computed twice across shards; so do cells
+//! whose sides one joint pass computes (float_ssim and float_ms_ssim of a
+//! backend and fixture: `features::JointImpl`). Groups are
 //! dealt out largest first to the least loaded shard (LPT), by an estimate
 //! of their cost: frames x samples per frame for every distinct side.
 
@@ -71,7 +73,20 @@ pub fn assign(plan: &Plan, count: usize) -> Vec<usize> {
         }
         i
     }
-    for [a, b] in &cell_sides {
+    let mut joined: Vec<[usize; 2]> = cell_sides.clone();
+    // Sides a joint pass computes together (features::JointImpl: one
+    // backend, one fixture) stay together too, so a shard can run the pass.
+    for joint in crate::features::joint_implementations() {
+        let [first, rest @ ..] = joint.features else { continue };
+        for (&(gate, backend, feature, fixture), &id) in &sides {
+            if feature == *first {
+                joined.extend(
+                    rest.iter().filter_map(|other| sides.get(&(gate, backend, *other, fixture))).map(|&j| [id, j]),
+                );
+            }
+        }
+    }
+    for [a, b] in &joined {
         let (ra, rb) = (root(&mut parent, *a), root(&mut parent, *b));
         if ra != rb {
             parent[ra.max(rb)] = ra.min(rb);
@@ -222,6 +237,37 @@ mod tests {
             let other = plan.cells.iter().zip(&shard_of).find(|(o, _)| o.fixture == c.fixture && o.b != c.b).unwrap();
             assert_eq!(k, other.1);
         }
+    }
+
+    #[test]
+    fn a_joint_passs_sides_stay_in_one_shard() {
+        let dir = tempfile::tempdir().unwrap();
+        let registry = concat!(env!("CARGO_MANIFEST_DIR"), "/gates/features.yaml");
+        let fixtures: String = (0..4)
+            .map(|k| format!("  - name: f{k}\n    synthetic: {{width: 200, height: 180, frames: 2, bit_depth: 8, chroma: \"420\", seed: {k}}}\n"))
+            .collect();
+        let text = format!(
+            "schema_version: 1\nname: t\nregistry: {registry}\nfeatures: [float_ssim, float_ms_ssim]\nbackends:\n  \
+             cpu: {{}}\n  cpu2: {{kind: cpu}}\npairs:\n  - [cpu, cpu2]\nfixtures:\n{fixtures}"
+        );
+        let path = dir.path().join("t.yaml");
+        std::fs::write(&path, text).unwrap();
+        let plan = plan(vec![load_gate(&path).unwrap()], &Filters::default()).unwrap();
+        // Three shards for four fixtures: dealt alone, the second feature's
+        // cells of a fixture would land beside another fixture's first.
+        let shard_of = assign(&plan, 3);
+        for (c, k) in plan.cells.iter().zip(&shard_of) {
+            let twin = plan
+                .cells
+                .iter()
+                .zip(&shard_of)
+                .find(|(o, _)| o.fixture == c.fixture && o.feature.name != c.feature.name);
+            assert_eq!(Some(k), twin.map(|t| t.1), "{}", c.fixture);
+        }
+        let mut used = shard_of.clone();
+        used.sort();
+        used.dedup();
+        assert_eq!(used.len(), 3);
     }
 
     #[test]
