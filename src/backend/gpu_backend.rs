@@ -6,7 +6,10 @@ use super::{Backend, DeviceInfo, SideOutput, SideRequest};
 use crate::config::ResolvedFeature;
 use crate::config::gate::BackendKind;
 use crate::features;
+use crate::features::Extractor;
 use crate::features::gpu::score_parallel;
+use crate::fixture::LoadedFixture;
+use crate::scores::Scores;
 use std::sync::Arc;
 
 pub struct GpuBackend {
@@ -49,30 +52,40 @@ impl Backend for GpuBackend {
         let imp = features::find(&request.feature.name).expect("checked by supports");
         let factory = imp.gpu.expect("checked by supports");
         let fixture = (request.frames)().map_err(|e| e.to_string())?;
-        let counting = CountingGpu::new(self.gpu.clone());
-        let make = || factory(counting.clone(), &fixture.geometry, &request.feature.options);
-        // Temporal features too: they are windowed (features/gpu.rs), so
-        // their frames spread over workers and frames in flight as well.
-        let scores =
-            score_parallel(&make, fixture.as_ref(), worker_threads(&self.device, fixture.frames()), request.on_frame)
-                .map_err(|e| format!("{e:#}"))?;
-        let mut device = counting.device().clone();
-        device.backend = self.device.backend.clone();
-        Ok(SideOutput { scores, frames: fixture.frames(), device, dispatches: Some(counting.dispatches()) })
+        let (scores, device, dispatches) = self
+            .score(&fixture, request.on_frame, |gpu| factory(gpu, &fixture.geometry, &request.feature.options))
+            .map_err(|e| format!("{e:#}"))?;
+        Ok(SideOutput { scores, frames: fixture.frames(), device, dispatches: Some(dispatches) })
     }
 
     fn compute_joint(&self, requests: &[SideRequest<'_>]) -> Option<Result<Vec<SideOutput>, String>> {
         let plan = super::joint_plan(requests)?;
-        let counting = CountingGpu::new(self.gpu.clone());
-        let make = || (plan.joint.gpu)(counting.clone(), &plan.fixture.geometry, &plan.options);
         let on_frame = || requests.iter().for_each(|r| (r.on_frame)());
-        let threads = worker_threads(&self.device, plan.fixture.frames());
-        let result = score_parallel(&make, plan.fixture.as_ref(), threads, &on_frame).and_then(|scores| {
-            let mut device = counting.device().clone();
-            device.backend = self.device.backend.clone();
-            plan.split(requests, &scores, &device, Some(counting.dispatches()))
-        });
+        let result = self
+            .score(&plan.fixture, &on_frame, |gpu| (plan.joint.gpu)(gpu, &plan.fixture.geometry, &plan.options))
+            .and_then(|(scores, device, dispatches)| plan.split(requests, &scores, &device, Some(dispatches)));
         Some(result.map_err(|e| format!("{e:#}")))
+    }
+}
+
+impl GpuBackend {
+    /// Scores `fixture` with the pipelines `make` builds on this context
+    /// (one a worker), counting the kernels that complete: the scores, the
+    /// device that computed them and the dispatch count that proves it.
+    fn score(
+        &self,
+        fixture: &LoadedFixture,
+        on_frame: &(dyn Fn() + Sync),
+        make: impl Fn(Arc<dyn Gpu>) -> anyhow::Result<Box<dyn Extractor>> + Sync,
+    ) -> anyhow::Result<(Scores, DeviceInfo, u64)> {
+        let counting = CountingGpu::new(self.gpu.clone());
+        let make = || make(counting.clone());
+        // Temporal features too: they are windowed (features/gpu.rs), so
+        // their frames spread over workers and frames in flight as well.
+        let scores = score_parallel(&make, fixture, worker_threads(&self.device, fixture.frames()), on_frame)?;
+        let mut device = counting.device().clone();
+        device.backend = self.device.backend.clone();
+        Ok((scores, device, counting.dispatches()))
     }
 }
 

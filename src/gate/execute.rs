@@ -203,6 +203,14 @@ fn jobs(needed: &[SideKey]) -> Vec<Vec<SideKey>> {
 fn compute_job(backend: &dyn Backend, job: &[SideKey], requests: &[SideRequest<'_>]) -> Vec<(SideKey, ComputedSide)> {
     let t0 = Instant::now();
     let joint = if requests.len() > 1 { backend.compute_joint(requests) } else { None };
+    if let Some(Err(e)) = &joint {
+        // Each side's own pass gives it its outcome (this error included,
+        // where it is a side's); the trace says why the pass ran twice.
+        if crate::trace::enabled() {
+            let names: Vec<&str> = job.iter().map(|k| k.feature.as_str()).collect();
+            crate::trace::mark(&format!("joint pass {} failed, each side alone: {e}", names.join(" + ")));
+        }
+    }
     if let Some(Ok(outputs)) = joint {
         let seconds = t0.elapsed().as_secs_f64();
         let features: Vec<String> = job.iter().map(|k| k.feature.clone()).collect();
@@ -731,8 +739,9 @@ mod tests {
         assert_eq!(jobs.iter().map(Vec::len).sum::<usize>(), needed.len());
     }
 
-    /// A backend whose joint pass gives `joint` (or is absent) and whose
-    /// alone pass scores `alone` for every side.
+    /// A backend whose joint pass scores every side `joint`'s value (fails
+    /// with its error; is absent for `None`) and whose alone pass scores
+    /// every side 1.
     struct Fake {
         device: DeviceInfo,
         joint: Option<Result<f64, String>>,

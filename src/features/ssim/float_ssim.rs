@@ -114,6 +114,15 @@ pub fn record(config: &Config, max_db: f64, ssim: f32, lcs: [f32; 3], index: usi
     }
 }
 
+/// [`record`] from the GPU pipeline's means of float_ssim's map (`[l c s,
+/// l, c, s]`, those its metrics asked for).
+pub fn record_map(config: &Config, max_db: f64, map: [Option<f32>; 4], index: usize, out: &mut Scores) -> Result<()> {
+    let [ssim, l, c, s] = map;
+    let ssim = ssim.ok_or_else(|| anyhow::anyhow!("no SSIM mean"))?;
+    record(config, max_db, ssim, [l, c, s].map(|v| v.unwrap_or(0.0)), index, out);
+    Ok(())
+}
+
 /// The means of compute_ssim's sums: (ssim, [l, c, s]).
 pub fn means(sums: &Sums) -> (f32, [f32; 3]) {
     let m = |v| mean(v, sums.pixels);
@@ -152,10 +161,7 @@ pub fn gpu_pipeline(
     let plan = Plan { maps: vec![(levels.len() - 1, metrics)], levels, factor: f, k: f, taps };
     let max_db = super::max_db(config.clip_db, geometry);
     let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {
-        let [ssim, l, c, s] = means[0];
-        let ssim = ssim.ok_or_else(|| anyhow::anyhow!("no SSIM mean"))?;
-        record(&config, max_db, ssim, [l, c, s].map(|v| v.unwrap_or(0.0)), index, out);
-        Ok(())
+        record_map(&config, max_db, means[0], index, out)
     };
     let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, shape, Box::new(record))?;
     GpuExtractor::boxed(gpu, pipeline)

@@ -16,15 +16,14 @@
 
 use super::core::Want;
 use super::float_ssim::{self, SSIM};
-use super::gpu::{Metric, Plan, Shape, SsimGpu, Totals};
+use super::gpu::{Metric, Shape, SsimGpu, Totals};
 use super::ms_ssim::{self, MS_SSIM, MsSsimCpu};
-use super::tables::{LPF_LEN, SCALES};
 use crate::backend::gpu::Gpu;
 use crate::features::gpu::GpuExtractor;
 use crate::features::{Extractor, JointImpl, Options};
 use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
-use anyhow::{Result, anyhow, bail, ensure};
+use anyhow::{Result, bail, ensure};
 use std::sync::Arc;
 
 /// The joint pass ([`crate::features::JointImpl`]).
@@ -90,23 +89,13 @@ pub fn gpu_pipeline(
     let ms_config = ms_ssim::Config::options(ms_options)?;
     let (w, h) = geometry.plane_dims(0);
     // float_ms_ssim's plan, its first map also writing float_ssim's product.
-    let mut maps: Vec<(usize, Vec<Metric>)> = (0..SCALES).map(|k| (k, vec![Metric::L, Metric::C, Metric::S])).collect();
-    maps[0].1.insert(0, Metric::Ssim);
-    let plan =
-        Plan { levels: ms_ssim::level_dims(w, h).to_vec(), factor: 2, k: LPF_LEN, taps: ms_ssim::lpf_taps(), maps };
+    let mut plan = ms_ssim::gpu_plan(w, h);
+    plan.maps[0].1.insert(0, Metric::Ssim);
     let ssim_max_db = super::max_db(ssim_config.clip_db, geometry);
     let ms_max_db = super::max_db(ms_config.clip_db, geometry);
     let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {
-        let [ssim, l, c, s] = means[0];
-        let ssim = ssim.ok_or_else(|| anyhow!("no SSIM mean"))?;
-        float_ssim::record(&ssim_config, ssim_max_db, ssim, [l, c, s].map(|v| v.unwrap_or(0.0)), index, out);
-        let mut lcs = [[0f32; 3]; SCALES];
-        for (scale, m) in lcs.iter_mut().zip(means) {
-            for (v, got) in scale.iter_mut().zip(&m[1..]) {
-                *v = got.ok_or_else(|| anyhow!("a scale's mean is missing"))?;
-            }
-        }
-        ms_ssim::record(&ms_config, ms_max_db, &lcs, index, out)
+        float_ssim::record_map(&ssim_config, ssim_max_db, means[0], index, out)?;
+        ms_ssim::record_maps(&ms_config, ms_max_db, means, index, out)
     };
     let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, shape, Box::new(record))?;
     GpuExtractor::boxed(gpu, pipeline)

@@ -118,6 +118,31 @@ pub fn record(config: &Config, max_db: f64, means: &[[f32; 3]; SCALES], index: u
     Ok(())
 }
 
+/// The GPU pipeline's plan for a `w x h` luma: the 5-level pyramid and one
+/// map per level with the l, c and s metrics.
+pub fn gpu_plan(w: usize, h: usize) -> Plan {
+    let maps = (0..SCALES).map(|k| (k, vec![Metric::L, Metric::C, Metric::S])).collect();
+    Plan { levels: level_dims(w, h).to_vec(), factor: 2, k: LPF_LEN, taps: lpf_taps(), maps }
+}
+
+/// [`record`] from the GPU pipeline's means of the five maps (`[l c s, l,
+/// c, s]` each; l, c and s are the ones read).
+pub fn record_maps(
+    config: &Config,
+    max_db: f64,
+    means: &[[Option<f32>; 4]],
+    index: usize,
+    out: &mut Scores,
+) -> Result<()> {
+    let mut lcs = [[0f32; 3]; SCALES];
+    for (scale, m) in lcs.iter_mut().zip(means) {
+        for (v, got) in scale.iter_mut().zip(&m[1..]) {
+            *v = got.ok_or_else(|| anyhow::anyhow!("a scale's mean is missing"))?;
+        }
+    }
+    record(config, max_db, &lcs, index, out)
+}
+
 /// ms_ssim.c's low-pass filter as the row-major 81 taps `_iqa_decimate` reads.
 pub fn lpf_taps() -> Vec<f32> {
     LPF.iter().flatten().copied().collect()
@@ -143,18 +168,10 @@ pub fn gpu_pipeline(
         bail!("float_ms_ssim: {why}");
     }
     let (w, h) = geometry.plane_dims(0);
-    let levels = level_dims(w, h).to_vec();
-    let maps = (0..SCALES).map(|k| (k, vec![Metric::L, Metric::C, Metric::S])).collect();
-    let plan = Plan { levels, factor: 2, k: LPF_LEN, taps: lpf_taps(), maps };
+    let plan = gpu_plan(w, h);
     let max_db = super::max_db(config.clip_db, geometry);
     let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {
-        let mut lcs = [[0f32; 3]; SCALES];
-        for (scale, m) in lcs.iter_mut().zip(means) {
-            for (v, got) in scale.iter_mut().zip(&m[1..]) {
-                *v = got.ok_or_else(|| anyhow::anyhow!("a scale's mean is missing"))?;
-            }
-        }
-        record(&config, max_db, &lcs, index, out)
+        record_maps(&config, max_db, means, index, out)
     };
     let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, shape, Box::new(record))?;
     GpuExtractor::boxed(gpu, pipeline)
