@@ -281,7 +281,8 @@ KERNEL vif_vertical_quads(GLOBAL const ulp_u32 *ref, GLOBAL const ulp_u32 *dis, 
  * mirror(x - width / 2 + k) of row y of vsum's five planes, it sums
  * mu1, mu2 (u32, wrapping) and xx, yy, xy (u64), and adds the pixel's
  * share to the four sums of vif_statistic_* (integer_vif.c, every integer
- * and double operation kept; table: the 65537-entry log2 table as u32;
+ * and double operation kept; table: the log2 table's entries 32768 ..
+ * 65535, two 16-bit entries a word (tables.rs log2_table_packed);
  * dparams[0]: vif_enhn_gain_limit, dparams[1]: its eps, 65536 * 1e-10). The group's sums — num_log, den_log,
  * num_non_log, den_non_log — go to partials[8 * (gy * groups_x + gx) ..]
  * as four (lo, hi) u32 pairs.

@@ -88,16 +88,20 @@ fn assert_joint_bit_identical(fx: &LoadedFixture, ssim_options: &Options, ms_opt
         })
         .collect();
     assert!(ssim::joint::shares(&fx.geometry, &[ssim_options, ms_options]), "{}", fx.geometry);
-    let joint_cpu = ssim::joint::cpu_extractor(&fx.geometry, &[ssim_options, ms_options]).expect("joint cpu");
-    let joint_cpu = run_extractor(joint_cpu, fx, &|| {}).expect("joint cpu scores");
-    for ((feature, options), cpu) in both.iter().zip(&cpu) {
-        let imp = ulpgate::features::find(feature).expect("implemented");
-        for metric in (imp.metrics)(options).expect("metrics") {
-            let (a, b) = (cpu.get(&metric).expect("cpu metric"), joint_cpu.get(&metric).expect("joint metric"));
-            let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
-            assert!(same && a.len() == b.len(), "joint CPU pass, {metric}: alone {a:?} vs joint {b:?}");
+    // Every metric of each feature, the joint pass's against its alone CPU
+    // reference's, bit for bit.
+    let assert_alone_bits = |what: &str, joint: &Scores| {
+        for ((feature, options), cpu) in both.iter().zip(&cpu) {
+            let imp = ulpgate::features::find(feature).expect("implemented");
+            for metric in (imp.metrics)(options).expect("metrics") {
+                let (a, b) = (cpu.get(&metric).expect("cpu metric"), joint.get(&metric).expect("joint metric"));
+                let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+                assert!(same && a.len() == b.len(), "{what}: {metric}: alone {a:?} vs joint {b:?}");
+            }
         }
-    }
+    };
+    let joint_cpu = ssim::joint::cpu_extractor(&fx.geometry, &[ssim_options, ms_options]).expect("joint cpu");
+    assert_alone_bits("joint CPU pass", &run_extractor(joint_cpu, fx, &|| {}).expect("joint cpu scores"));
     let runs = common::software_gpus()
         .into_iter()
         .flat_map(|(b, g)| [Shape::Pixels, Shape::Strips].map(|s| (b, g.clone(), s)));
@@ -106,15 +110,7 @@ fn assert_joint_bit_identical(fx: &LoadedFixture, ssim_options: &Options, ms_opt
         let ext =
             ssim::joint::gpu_pipeline(gpu, &fx.geometry, &[ssim_options, ms_options], Totals::Decide, Some(shape))
                 .unwrap_or_else(|e| panic!("{what}: {e:#}"));
-        let out: Scores = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-        for ((feature, options), cpu) in both.iter().zip(&cpu) {
-            let imp = ulpgate::features::find(feature).expect("implemented");
-            for metric in (imp.metrics)(options).expect("metrics") {
-                let (a, b) = (cpu.get(&metric).expect("cpu metric"), out.get(&metric).expect("gpu metric"));
-                let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
-                assert!(same && a.len() == b.len(), "{what}: {metric}: cpu {a:?} vs gpu {b:?}");
-            }
-        }
+        assert_alone_bits(&what, &run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}")));
     }
 }
 
