@@ -14,6 +14,7 @@ use crate::scores::Scores;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -157,7 +158,8 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
             let backend = backends[&(job[0].gate, job[0].backend.clone())].as_ref().expect("ready backend");
             let slot = &fixtures[&(job[0].gate, job[0].fixture.clone())];
             let load = || slot.get_or_init(|| load_fixture(fixture, options.max_frames)).clone();
-            let on_frame = || bar.inc(1);
+            let progress = JobProgress::new(&bar);
+            let on_frame = || progress.frame();
             let requests: Vec<SideRequest> = job
                 .iter()
                 .map(|key| {
@@ -165,7 +167,7 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
                     SideRequest { feature, fixture, frames: &load, on_frame: &on_frame }
                 })
                 .collect();
-            compute_job(backend.as_ref(), job, &requests)
+            compute_job(backend.as_ref(), job, &requests, &|| progress.rewind())
         })
         .collect();
     bar.finish_and_clear();
@@ -198,12 +200,42 @@ fn jobs(needed: &[SideKey]) -> Vec<Vec<SideKey>> {
     out
 }
 
+/// A job's frames on the progress bar. A joint pass that fails after
+/// scoring some frames takes them back (`rewind`) before each side scores
+/// alone, so the bar counts every frame once and never passes its length.
+struct JobProgress<'a> {
+    bar: &'a ProgressBar,
+    counted: AtomicU64,
+}
+
+impl<'a> JobProgress<'a> {
+    fn new(bar: &'a ProgressBar) -> Self {
+        JobProgress { bar, counted: AtomicU64::new(0) }
+    }
+
+    fn frame(&self) {
+        self.counted.fetch_add(1, Ordering::Relaxed);
+        self.bar.inc(1);
+    }
+
+    fn rewind(&self) {
+        self.bar.dec(self.counted.swap(0, Ordering::Relaxed));
+    }
+}
+
 /// Computes one job's sides: a joint pass where the backend has one for
-/// them and it succeeds, else each side alone (in parallel).
-fn compute_job(backend: &dyn Backend, job: &[SideKey], requests: &[SideRequest<'_>]) -> Vec<(SideKey, ComputedSide)> {
+/// them and it succeeds, else each side alone (in parallel); `rewind` takes
+/// back the frames a failed joint pass reported.
+fn compute_job(
+    backend: &dyn Backend,
+    job: &[SideKey],
+    requests: &[SideRequest<'_>],
+    rewind: &dyn Fn(),
+) -> Vec<(SideKey, ComputedSide)> {
     let t0 = Instant::now();
     let joint = if requests.len() > 1 { backend.compute_joint(requests) } else { None };
     if let Some(Err(e)) = &joint {
+        rewind();
         // Each side's own pass gives it its outcome (this error included,
         // where it is a side's); the trace says why the pass ran twice.
         if crate::trace::enabled() {
@@ -741,7 +773,8 @@ mod tests {
 
     /// A backend whose joint pass scores every side `joint`'s value (fails
     /// with its error; is absent for `None`) and whose alone pass scores
-    /// every side 1.
+    /// every side 1. Either pass reports its one frame per side, the joint
+    /// pass twice (as a pass that fails after its first frames does).
     struct Fake {
         device: DeviceInfo,
         joint: Option<Result<f64, String>>,
@@ -763,16 +796,23 @@ mod tests {
         fn supports(&self, _: &crate::config::ResolvedFeature) -> Result<(), String> {
             Ok(())
         }
-        fn compute(&self, _: &SideRequest<'_>) -> Result<SideOutput, String> {
+        fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String> {
+            (request.on_frame)();
             Ok(scored(1.0))
         }
         fn compute_joint(&self, requests: &[SideRequest<'_>]) -> Option<Result<Vec<SideOutput>, String>> {
             let joint = self.joint.clone()?;
+            for request in requests {
+                (request.on_frame)();
+                (request.on_frame)();
+            }
             Some(joint.map(|v| requests.iter().map(|_| scored(v)).collect()))
         }
     }
 
-    fn computed(joint: Option<Result<f64, String>>) -> Vec<(SideKey, f64, Vec<String>)> {
+    /// The sides [`compute_job`] gives with a [`Fake`] backend, and the
+    /// frames its progress counted.
+    fn computed(joint: Option<Result<f64, String>>) -> (Vec<(SideKey, f64, Vec<String>)>, u64) {
         let backend = Fake { device: crate::backend::cpu::device_info("fake"), joint };
         let feature = |name: &str| crate::config::ResolvedFeature {
             name: name.into(),
@@ -793,26 +833,34 @@ mod tests {
             expected_frames: None,
         };
         let frames = || Err(FixtureError::Missing { path: "x.y4m".into() });
-        let on_frame = || {};
+        let bar = ProgressBar::hidden();
+        let progress = JobProgress::new(&bar);
+        let on_frame = || progress.frame();
         let requests: Vec<SideRequest> = features
             .iter()
             .map(|feature| SideRequest { feature, fixture: &fixture, frames: &frames, on_frame: &on_frame })
             .collect();
         let job = [key(0, "fake", "float_ssim", "a"), key(0, "fake", "float_ms_ssim", "a")];
-        compute_job(&backend, &job, &requests)
+        let sides = compute_job(&backend, &job, &requests, &|| progress.rewind())
             .into_iter()
             .map(|(k, side)| (k, side.result.expect("scored").scores.get("m").expect("m")[0], side.joint))
-            .collect()
+            .collect();
+        (sides, bar.position())
     }
 
     #[test]
     fn a_joint_pass_that_fails_or_is_absent_leaves_each_side_its_own_pass() {
         for joint in [None, Some(Err("the pass failed".to_string()))] {
-            for (k, value, with) in computed(joint.clone()) {
+            let (sides, frames) = computed(joint.clone());
+            for (k, value, with) in sides {
                 assert_eq!((value, with.len()), (1.0, 0), "{joint:?}: {}", k.feature);
             }
+            // The failed pass's frames are taken back: each side's one
+            // frame alone is all the bar counts.
+            assert_eq!(frames, 2, "{joint:?}");
         }
-        let sides = computed(Some(Ok(2.0)));
+        let (sides, frames) = computed(Some(Ok(2.0)));
+        assert_eq!(frames, 4);
         assert_eq!(sides[0].0.feature, "float_ssim");
         assert_eq!((sides[0].1, sides[0].2.clone()), (2.0, vec!["float_ms_ssim".to_string()]));
         assert_eq!((sides[1].1, sides[1].2.clone()), (2.0, vec!["float_ssim".to_string()]));
