@@ -88,9 +88,15 @@ pub fn gpu_pipeline(
     let ssim_config = float_ssim::Config::options(ssim_options)?;
     let ms_config = ms_ssim::Config::options(ms_options)?;
     let (w, h) = geometry.plane_dims(0);
-    // float_ms_ssim's plan, its first map also writing float_ssim's product.
-    let mut plan = ms_ssim::gpu_plan(w, h);
-    plan.maps[0].1.insert(0, Metric::Ssim);
+    // float_ms_ssim's plan, its first map also writing float_ssim's product
+    // (and its l, which float_ms_ssim may leave out, where float_ssim's
+    // enable_lcs records it), in the maps' metric order.
+    let mut plan = ms_ssim::gpu_plan(w, h, ms_config.lcs);
+    let first = &plan.maps[0].1;
+    plan.maps[0].1 = [Metric::Ssim, Metric::L, Metric::C, Metric::S]
+        .into_iter()
+        .filter(|m| *m == Metric::Ssim || (*m == Metric::L && ssim_config.lcs) || first.contains(m))
+        .collect();
     let ssim_max_db = super::max_db(ssim_config.clip_db, geometry);
     let ms_max_db = super::max_db(ms_config.clip_db, geometry);
     let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {

@@ -119,14 +119,27 @@ pub fn record(config: &Config, max_db: f64, means: &[[f32; 3]; SCALES], index: u
 }
 
 /// The GPU pipeline's plan for a `w x h` luma: the 5-level pyramid and one
-/// map per level with the l, c and s metrics.
-pub fn gpu_plan(w: usize, h: usize) -> Plan {
-    let maps = (0..SCALES).map(|k| (k, vec![Metric::L, Metric::C, Metric::S])).collect();
+/// map per level with c and s, and l where a score reads it
+/// ([`reads_l`]).
+pub fn gpu_plan(w: usize, h: usize, lcs: bool) -> Plan {
+    let maps = (0..SCALES)
+        .map(|k| (k, if reads_l(k, lcs) { vec![Metric::L, Metric::C, Metric::S] } else { vec![Metric::C, Metric::S] }))
+        .collect();
     Plan { levels: level_dims(w, h).to_vec(), factor: 2, k: LPF_LEN, taps: lpf_taps(), maps }
 }
 
+/// Whether scale k's mean of l reaches a score: with `enable_lcs` (its
+/// own metric), or where compute_ms_ssim's exponent for it is not 0 (the
+/// last scale). `pow(l, 0)` is 1 whatever l is, NaN included, so scales
+/// 0-3's l cannot change float_ms_ssim: the GPU pipelines leave those
+/// maps' l out (a term and its three sums a pixel fewer; the CPU
+/// reference computes every mean, as libvmaf does).
+pub fn reads_l(k: usize, lcs: bool) -> bool {
+    lcs || ALPHAS[k] != 0.0
+}
+
 /// [`record`] from the GPU pipeline's means of the five maps (`[l c s, l,
-/// c, s]` each; l, c and s are the ones read).
+/// c, s]` each; l, c and s are the ones read, l only where [`reads_l`]).
 pub fn record_maps(
     config: &Config,
     max_db: f64,
@@ -135,9 +148,14 @@ pub fn record_maps(
     out: &mut Scores,
 ) -> Result<()> {
     let mut lcs = [[0f32; 3]; SCALES];
-    for (scale, m) in lcs.iter_mut().zip(means) {
-        for (v, got) in scale.iter_mut().zip(&m[1..]) {
-            *v = got.ok_or_else(|| anyhow::anyhow!("a scale's mean is missing"))?;
+    for (k, (scale, m)) in lcs.iter_mut().zip(means).enumerate() {
+        for (t, (v, got)) in scale.iter_mut().zip(&m[1..]).enumerate() {
+            *v = match got {
+                Some(mean) => *mean,
+                // An l the plan leaves out: raised to 0, any value gives 1.
+                None if t == 0 && !reads_l(k, config.lcs) => f32::NAN,
+                None => bail!("scale {k}'s mean of {} is missing", ["l", "c", "s"][t]),
+            };
         }
     }
     record(config, max_db, &lcs, index, out)
@@ -168,7 +186,7 @@ pub fn gpu_pipeline(
         bail!("float_ms_ssim: {why}");
     }
     let (w, h) = geometry.plane_dims(0);
-    let plan = gpu_plan(w, h);
+    let plan = gpu_plan(w, h, config.lcs);
     let max_db = super::max_db(config.clip_db, geometry);
     let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {
         record_maps(&config, max_db, means, index, out)
@@ -261,6 +279,41 @@ mod tests {
     fn levels_halve_rounding_odd_sizes_up() {
         assert_eq!(level_dims(200, 184), [(200, 184), (100, 92), (50, 46), (25, 23), (13, 12)]);
         assert_eq!(level_dims(1920, 1080), [(1920, 1080), (960, 540), (480, 270), (240, 135), (120, 68)]);
+    }
+
+    #[test]
+    fn the_gpu_plan_leaves_out_only_the_l_no_score_reads() {
+        let metrics = |lcs| gpu_plan(200, 184, lcs).maps.into_iter().map(|(_, m)| m).collect::<Vec<_>>();
+        let all = vec![Metric::L, Metric::C, Metric::S];
+        assert!(metrics(true).iter().all(|m| *m == all));
+        let plain = metrics(false);
+        assert!(plain[..SCALES - 1].iter().all(|m| *m == [Metric::C, Metric::S]));
+        assert_eq!(plain[SCALES - 1], all);
+        // The score with every l and with scales 0-3's left out: the same
+        // bits, whatever those l were.
+        let l = [0.25f32, 0.5, f32::NAN, 1.5, 0.75];
+        let c = [0.9f32, 0.8, 0.7, 0.6, 0.95];
+        let s = [0.99f32, 0.98, 0.97, 0.96, 0.94];
+        let full: Vec<[Option<f32>; 4]> = (0..SCALES).map(|k| [None, Some(l[k]), Some(c[k]), Some(s[k])]).collect();
+        let mut plain = full.clone();
+        for m in &mut plain[..SCALES - 1] {
+            m[1] = None;
+        }
+        let config = Config::options(&Options::new()).unwrap();
+        let score = |means: &[[Option<f32>; 4]]| {
+            let mut out = Scores::default();
+            record_maps(&config, 100.0, means, 0, &mut out).unwrap();
+            out.get(MS_SSIM).unwrap()[0].to_bits()
+        };
+        assert_eq!(score(&plain), score(&full));
+        let value = f64::from_bits(score(&full));
+        assert!(value > 0.0 && value < 1.0, "{value}");
+        // With enable_lcs every l is recorded: one missing is an error.
+        let mut with_lcs = Options::new();
+        with_lcs.insert("enable_lcs".into(), true.into());
+        let lcs_config = Config::options(&with_lcs).unwrap();
+        let err = record_maps(&lcs_config, 100.0, &plain, 0, &mut Scores::default()).unwrap_err();
+        assert!(err.to_string().contains("scale 0's mean of l is missing"), "{err}");
     }
 
     #[test]
