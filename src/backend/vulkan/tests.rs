@@ -175,6 +175,35 @@ fn out_of_range_and_foreign_arguments_are_refused() {
     assert!(err.contains("takes 3 buffers and 5 scalars"), "{err}");
 }
 
+/// A table bound as a uniform block larger than the device's range is
+/// refused at dispatch, where a clamped range would have the kernel read
+/// zeros past it: vif_horizontal_strip's log2 table (binding 3) one vec4
+/// over lavapipe's 65536 bytes.
+#[test]
+fn a_uniform_table_past_the_devices_range_is_refused() {
+    use crate::features::vif::gpu_integer::VIF_HORIZONTAL_STRIP;
+    let gpu = lavapipe(Options::default());
+    let kernel = gpu.load_kernel(&VIF_HORIZONTAL_STRIP).unwrap();
+    // The table at binding 3; the partials (binding 5), which every item
+    // writes, for the one group of 64.
+    let sizes = |table: usize| (0..8).map(move |b| [16, 16, 16, table, 16, 64 * 32, 16, 16][b]);
+    let mut s = gpu.create_stream().unwrap();
+    let mut dispatch = |table: usize| {
+        let buffers: Vec<_> = sizes(table).map(|bytes| gpu.create_buffer(bytes).unwrap()).collect();
+        let mut args: Vec<Arg> = buffers.iter().map(Arg::Buffer).collect();
+        // No item: w = h = 0.
+        args.extend([0u32; 6].map(Arg::U32));
+        s.dispatch(&kernel, [1, 1, 1], &args).map_err(|e| e.to_string())
+    };
+    assert!(dispatch(65536).is_ok());
+    let err = dispatch(65536 + 16).unwrap_err();
+    assert!(
+        err.contains("reads a 65552-byte table as a uniform block") && err.contains("hold at most 65536 bytes"),
+        "{err}"
+    );
+    s.wait().unwrap();
+}
+
 /// Uploads apart from the kernels (a transfer queue's path, taken here on
 /// lavapipe's one queue) land as uploads in the compute command buffer do:
 /// two into one buffer in order, one recorded after a download after it,
