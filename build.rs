@@ -100,37 +100,41 @@ fn run() -> Result<(), String> {
 
 /// A second module from one kernel source: `#variant <name> "<a>" "<b>"`
 /// compiles the kernel again as kernel `name` with its `#include "<a>"`
-/// taking `shaders/include/<b>` instead: one module per run-time choice a
-/// kernel would otherwise make, since lavapipe runs every side of one
-/// (shaders/README.md, "Variants"). The variant is Vulkan's alone: the
-/// CUDA/OpenCL dialects run the kernel it was built from (`VARIANTS`,
-/// `KernelSpec::c_entry`).
-type Variant = (String, String, String);
+/// taking `shaders/include/<b>` instead (more pairs swap more includes):
+/// one module per run-time choice a kernel would otherwise make, since
+/// lavapipe runs every side of one (shaders/README.md, "Variants"). The
+/// variant is Vulkan's alone: the CUDA/OpenCL dialects run the kernel it
+/// was built from (`VARIANTS`, `KernelSpec::c_entry`).
+type Variant = (String, Vec<(String, String)>);
 
 fn variants(source: &str, path: &Path) -> Result<Vec<Variant>, String> {
     let mut out = Vec::new();
     for (n, line) in source.lines().enumerate() {
         let Some(rest) = line.trim().strip_prefix("#variant ") else { continue };
         let words: Vec<&str> = rest.split_whitespace().collect();
-        let [name, from, to] = words.as_slice() else {
+        let Some((name, pairs)) = words.split_first().filter(|(_, p)| !p.is_empty() && p.len() % 2 == 0) else {
             return Err(format!(
-                "{}:{}: expected `#variant <name> \"<include>\" \"<include>\"`",
+                "{}:{}: expected `#variant <name> \"<include>\" \"<include>\"` (more pairs allowed)",
                 path.display(),
                 n + 1
             ));
         };
-        let (from, to) = (from.trim_matches('"'), to.trim_matches('"'));
-        if !source
-            .lines()
-            .any(|l| l.trim().strip_prefix("#include ").is_some_and(|f| f.trim().trim_matches('"') == from))
-        {
-            return Err(format!(
-                "{}:{}: #variant {name}: the kernel has no #include \"{from}\"",
-                path.display(),
-                n + 1
-            ));
+        let mut swaps = Vec::new();
+        for pair in pairs.chunks_exact(2) {
+            let (from, to) = (pair[0].trim_matches('"'), pair[1].trim_matches('"'));
+            if !source
+                .lines()
+                .any(|l| l.trim().strip_prefix("#include ").is_some_and(|f| f.trim().trim_matches('"') == from))
+            {
+                return Err(format!(
+                    "{}:{}: #variant {name}: the kernel has no #include \"{from}\"",
+                    path.display(),
+                    n + 1
+                ));
+            }
+            swaps.push((from.to_string(), to.to_string()));
         }
-        out.push((name.to_string(), from.to_string(), to.to_string()));
+        out.push((name.to_string(), swaps));
     }
     Ok(out)
 }
@@ -198,7 +202,7 @@ fn expand_includes(source: &str, path: &Path, variant: Option<&Variant>) -> Resu
         match line.trim().strip_prefix("#include ") {
             Some(file) => {
                 let mut file = file.trim().trim_matches('"');
-                if let Some((_, _, to)) = variant.filter(|(_, from, _)| from == file) {
+                if let Some((_, to)) = variant.and_then(|(_, swaps)| swaps.iter().find(|(from, _)| from == file)) {
                     file = to;
                 }
                 let included = dir.join(file);

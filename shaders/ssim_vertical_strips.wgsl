@@ -40,11 +40,14 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> partials: array<f64>;
 var<immediate> pc: Params;
 
-// llvmpipe's variant: the device's division and root (include/ieee_rounding.wgsl).
+// llvmpipe's variants: the device's division and root (include/ieee_rounding.wgsl),
+// and the same storing no term (include/ssim_term_skip.wgsl).
 #variant ssim_vertical_strips_ieee "correct_rounding.wgsl" "ieee_rounding.wgsl"
+#variant ssim_vertical_strips_ieee_unstored "correct_rounding.wgsl" "ieee_rounding.wgsl" "ssim_term_store.wgsl" "ssim_term_skip.wgsl"
 #include "widen.wgsl"
 #include "correct_rounding.wgsl"
 #include "ssim_terms.wgsl"
+#include "ssim_term_store.wgsl"
 
 @compute @workgroup_size(64, 4, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -94,7 +97,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         var o = pc.terms_offset + i;
         for (var b = 0u; b < 4u; b++) {
             if ((pc.mask & (1u << b)) != 0u) {
-                terms[o] = v[b];
+                store_term(o, v[b]);
                 o += n;
                 let a = abs(v[b]);
                 acc[3u * b] = acc[3u * b] + v[b];

@@ -197,6 +197,61 @@ fn the_sequential_totals_give_the_same_bits() {
     }
 }
 
+/// llvmpipe's first pass stores no term (`ssim_vertical_strips_ieee_unstored`):
+/// a frame whose mean needs the sequential sum is scored again on the same
+/// slot with the terms stored (`features::gpu::Redo`). `Totals::Redone`
+/// redoes every frame; the same bits as the CPU reference, alone and in the
+/// joint pass (the first pass alone is what every other lavapipe case runs).
+/// Where that pass does not run (PoCL), asking for it is an error.
+#[test]
+fn frames_redone_with_their_terms_stored_keep_their_bits() {
+    let gpus = common::software_gpus();
+    let lavapipe = gpus.iter().find(|(b, _)| *b == "vulkan").map(|(_, g)| g.clone()).expect("lavapipe");
+    let pocl = gpus.iter().find(|(b, _)| *b == "opencl").map(|(_, g)| g.clone()).expect("pocl");
+    let fx = reference("testsrc2_200x184_8bit_420", "dist_blur", geometry(200, 184, 8, Chroma::Yuv420), 2);
+    let cases: [(&str, GpuFactory, Options); 3] = [
+        ("float_ssim", float_ssim::gpu_pipeline, lcs()),
+        ("float_ms_ssim", ms_ssim::gpu_pipeline, lcs()),
+        ("float_ms_ssim", ms_ssim::gpu_pipeline, Options::new()),
+    ];
+    for (feature, factory, options) in &cases {
+        let imp = ulpgate::features::find(feature).expect("implemented");
+        let cpu = run_extractor((imp.cpu)(&fx.geometry, options).expect("cpu"), &fx, &|| {}).expect("cpu scores");
+        let what = format!("{feature} {options:?} redone on lavapipe");
+        let ext = factory(lavapipe.clone(), &fx.geometry, options, Totals::Redone, Some(Shape::Strips))
+            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let out = run_extractor(ext, &fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        for metric in (imp.metrics)(options).expect("metrics") {
+            let (a, b) = (cpu.get(&metric).expect("cpu metric"), out.get(&metric).expect("gpu metric"));
+            let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
+            assert!(same && a.len() == b.len() && a.len() == 2, "{what}: {metric}: cpu {a:?} vs gpu {b:?}");
+        }
+        let err = factory(pocl.clone(), &fx.geometry, options, Totals::Redone, Some(Shape::Strips))
+            .err()
+            .map(|e| format!("{e:#}"))
+            .unwrap_or_default();
+        assert!(err.contains("redone only after llvmpipe's unstored first pass"), "{feature} on PoCL: {err}");
+    }
+    let (ssim_options, ms_options) = (Options::new(), lcs());
+    let joint = ssim::joint::gpu_pipeline(
+        lavapipe,
+        &fx.geometry,
+        &[&ssim_options, &ms_options],
+        Totals::Redone,
+        Some(Shape::Strips),
+    )
+    .expect("joint pass");
+    let out = run_extractor(joint, &fx, &|| {}).expect("joint scores");
+    for (feature, options) in [("float_ssim", &ssim_options), ("float_ms_ssim", &ms_options)] {
+        let imp = ulpgate::features::find(feature).expect("implemented");
+        let cpu = run_extractor((imp.cpu)(&fx.geometry, options).expect("cpu"), &fx, &|| {}).expect("cpu scores");
+        for metric in (imp.metrics)(options).expect("metrics") {
+            let (a, b) = (cpu.get(&metric).expect("cpu metric"), out.get(&metric).expect("joint metric"));
+            assert!(a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()), "joint redone: {metric}: {a:?} vs {b:?}");
+        }
+    }
+}
+
 /// exact.rs's kernels on their own, on lavapipe and PoCL: for every
 /// flagged entry the sum is libvmaf's `sum += t`, bit for bit, on
 /// sequences that take every path of the walk (ties, binade edges, sums

@@ -68,6 +68,20 @@ use std::sync::Arc;
 pub const IN_FLIGHT: usize = 3;
 
 /// One feature's GPU orchestration, written once for every backend.
+/// What a [`GpuPipeline::finish`] returns for a frame its first pass
+/// cannot score: the driver records [`GpuPipeline::redo`] on the same slot
+/// and finishes that instead.
+#[derive(Debug)]
+pub struct Redo(pub String);
+
+impl std::fmt::Display for Redo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the frame is scored again: {}", self.0)
+    }
+}
+
+impl std::error::Error for Redo {}
+
 pub trait GpuPipeline: Send + 'static {
     /// The device buffers one in-flight frame needs.
     type Slot: Send;
@@ -107,6 +121,20 @@ pub trait GpuPipeline: Send + 'static {
     /// Both by default.
     fn uploads(&self) -> [bool; 2] {
         [true, true]
+    }
+
+    /// Records the frame again on `slot`, another way, where
+    /// [`GpuPipeline::finish`] returned a [`Redo`] error (its inputs still
+    /// hold the frame); the driver submits it, waits and calls
+    /// [`GpuPipeline::finish_redone`]. Only a pipeline whose `finish` can
+    /// ask is called (the SSIM maps: the terms stored for the exact sum).
+    fn redo(&self, _slot: &Self::Slot, _stream: &mut dyn Stream) -> Result<()> {
+        anyhow::bail!("this pipeline cannot score a frame again")
+    }
+
+    /// [`GpuPipeline::finish`] for the downloads of a [`GpuPipeline::redo`].
+    fn finish_redone(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
+        self.finish(index, downloads, out)
     }
 
     /// The cross-frame rules of a temporal feature (libvmaf's `flush`),
@@ -263,7 +291,20 @@ impl<P: GpuPipeline> GpuExtractor<P> {
     fn complete(pipeline: &P, slot: &mut Slot<P::Slot>, out: &mut Scores) -> Result<()> {
         if let Some(index) = slot.pending.take() {
             let downloads = slot.stream.wait().with_context(|| format!("frame {index}"))?;
-            pipeline.finish(index, &downloads, out).with_context(|| format!("frame {index}"))?;
+            match pipeline.finish(index, &downloads, out) {
+                Err(e) if e.is::<Redo>() => {
+                    // The slot's inputs still hold the frame: score it the
+                    // other way, at once (a rare frame).
+                    if crate::trace::enabled() {
+                        crate::trace::mark(&format!("frame {index}: {e}"));
+                    }
+                    pipeline.redo(&slot.buffers, slot.stream.as_mut()).with_context(|| format!("frame {index}"))?;
+                    slot.stream.submit().with_context(|| format!("frame {index}"))?;
+                    let downloads = slot.stream.wait().with_context(|| format!("frame {index}"))?;
+                    pipeline.finish_redone(index, &downloads, out).with_context(|| format!("frame {index}"))?;
+                }
+                result => result.with_context(|| format!("frame {index}"))?,
+            }
         }
         Ok(())
     }

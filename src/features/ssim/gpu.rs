@@ -20,11 +20,11 @@ use super::exact::{self, Exact};
 use super::sums::{DeviceSum, resolve};
 use super::tables::{GAUSSIAN, constants};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
-use crate::features::gpu::{Division, GpuPipeline, planes_bytes, word_buffer};
+use crate::features::gpu::{Division, GpuPipeline, Redo, planes_bytes, word_buffer};
 use crate::features::picture::scaler;
 use crate::fixture::Geometry;
 use crate::scores::Scores;
-use anyhow::{Result, ensure};
+use anyhow::{Result, bail, ensure};
 
 /// `ssim_convert` (kernels/ssim.cl, shaders/ssim_convert.comp): picture_copy
 /// of both lumas, `v * (1 / scaler)` (= `v / scaler`, the scaler being a
@@ -113,6 +113,20 @@ pub static SSIM_VERTICAL_STRIPS: KernelSpec =
 pub static SSIM_VERTICAL_STRIPS_IEEE: KernelSpec =
     KernelSpec { name: "ssim_vertical_strips_ieee", family: "ssim", workgroup: [64, 4, 1], buffers: 4, scalars: 10 };
 
+/// `ssim_vertical_strips_ieee_unstored`: [`SSIM_VERTICAL_STRIPS_IEEE`]
+/// writing no term (shaders/include/ssim_term_skip.wgsl), only the
+/// partial sums: llvmpipe's first pass, where the terms serve only the
+/// rare sequential fallback and their stores were a quarter of the
+/// kernel. A frame whose mean needs that fallback is scored again with
+/// the terms stored ([`crate::features::gpu::Redo`]).
+pub static SSIM_VERTICAL_STRIPS_IEEE_UNSTORED: KernelSpec = KernelSpec {
+    name: "ssim_vertical_strips_ieee_unstored",
+    family: "ssim",
+    workgroup: [64, 4, 1],
+    buffers: 4,
+    scalars: 10,
+};
+
 /// Partial triples per metric of a `width x rows` map (the `count` of
 /// [`SSIM_VERTICAL`] / [`SSIM_VERTICAL_STRIPS`]), and the depth of the
 /// device's sum: the adds a term goes through, in its partial, in a
@@ -195,6 +209,10 @@ pub enum Totals {
     /// Always from the device's sequential sum, made the given way (tests:
     /// the fallback paths give the same bits).
     Sequential(Exact),
+    /// As [`Totals::Decide`], with every frame of llvmpipe's unstored first
+    /// pass scored again with the terms stored (tests: the redo gives the
+    /// same bits). Only where that first pass runs.
+    Redone,
 }
 
 /// Environment variable that makes every mean come from the device's
@@ -219,7 +237,7 @@ fn forced_totals(totals: Totals, choice: Option<&std::ffi::OsStr>, exact: Exact)
 }
 
 /// Every kernel of the pipeline.
-pub static KERNELS: [&KernelSpec; 11] = [
+pub static KERNELS: [&KernelSpec; 12] = [
     &SSIM_CONVERT,
     &SSIM_CONVERT_QUADS,
     &SSIM_DECIMATE,
@@ -227,6 +245,7 @@ pub static KERNELS: [&KernelSpec; 11] = [
     &SSIM_VERTICAL,
     &SSIM_VERTICAL_STRIPS,
     &SSIM_VERTICAL_STRIPS_IEEE,
+    &SSIM_VERTICAL_STRIPS_IEEE_UNSTORED,
     &SSIM_TOTAL,
     &SSIM_DECIMATE_STRIPS,
     &exact::SSIM_EXACT_SEGMENTS,
@@ -310,6 +329,12 @@ pub struct SsimGpu {
     planes_len: usize,
     /// ssim_convert(_quads), ssim_horizontal, ssim_vertical(_strips), ssim_total.
     kernels: [Kernel; 4],
+    /// [`SSIM_VERTICAL_STRIPS_IEEE_UNSTORED`], the first pass where it
+    /// runs: llvmpipe's strips (division `Device`) with the inline exact
+    /// sum and totals decided; each frame's means then come from the
+    /// partial sums, and a frame that needs a sequential sum is redone
+    /// with `kernels[2]`, which stores the terms.
+    unstored: Option<Kernel>,
     /// ssim_decimate, loaded where a level uses it (each kernel a process
     /// loads costs a driver compile: on lavapipe an LLVM JIT).
     decimate: Option<Kernel>,
@@ -397,12 +422,21 @@ impl SsimGpu {
         exact::check_records(records)?;
         let exact = match totals {
             Totals::Sequential(exact) => exact,
-            Totals::Decide => {
+            Totals::Decide | Totals::Redone => {
                 let choice = std::env::var_os(exact::EXACT_VAR);
                 exact::exact_for(gpu.device(), choice.as_deref(), largest_map)?
             }
         };
         let totals = forced_totals(totals, std::env::var_os(TOTALS_VAR).as_deref(), exact)?;
+        let unstored_runs = std::ptr::eq(vertical, &SSIM_VERTICAL_STRIPS_IEEE)
+            && exact == Exact::Inline
+            && matches!(totals, Totals::Decide | Totals::Redone);
+        if totals == Totals::Redone && !unstored_runs {
+            bail!(
+                "ssim: frames are redone only after llvmpipe's unstored first pass (the strips shape, inline exact sums)"
+            );
+        }
+        let unstored = if unstored_runs { Some(gpu.load_kernel(&SSIM_VERTICAL_STRIPS_IEEE_UNSTORED)?) } else { None };
         let exact = match exact {
             Exact::Inline => None,
             Exact::Parallel => Some((
@@ -419,6 +453,7 @@ impl SsimGpu {
             partials_len,
             planes_len,
             kernels,
+            unstored,
             decimate,
             decimate_strips,
             strip,
@@ -498,7 +533,41 @@ impl GpuPipeline for SsimGpu {
     }
 
     fn compute(&self, b: &Slot, stream: &mut dyn Stream) -> Result<()> {
-        let [convert, horizontal, vertical, total] = &self.kernels;
+        let sequential = matches!(self.totals, Totals::Sequential(_));
+        match &self.unstored {
+            Some(unstored) => self.record_frame(b, stream, unstored, false, sequential),
+            None => self.record_frame(b, stream, &self.kernels[2], self.exact.is_none(), sequential),
+        }
+    }
+
+    fn redo(&self, b: &Slot, stream: &mut dyn Stream) -> Result<()> {
+        // The terms stored and added in order where a mean needs it; every
+        // mean from that sum when the test redoes every frame.
+        self.record_frame(b, stream, &self.kernels[2], true, self.totals == Totals::Redone)
+    }
+
+    fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
+        self.finish_pass(index, downloads, out, self.unstored.is_some())
+    }
+
+    fn finish_redone(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
+        self.finish_pass(index, downloads, out, false)
+    }
+}
+
+impl SsimGpu {
+    /// Records one frame's kernels with `vertical` as the map kernel and
+    /// `ssim_total` adding the stored terms in order where a mean needs
+    /// it (`inline_exact`; for every mean with `sequential`).
+    fn record_frame(
+        &self,
+        b: &Slot,
+        stream: &mut dyn Stream,
+        vertical: &Kernel,
+        inline_exact: bool,
+        sequential: bool,
+    ) -> Result<()> {
+        let [convert, horizontal, _, total] = &self.kernels;
         let (w, h) = self.plan.levels[0];
         let inv_scaler = 1.0 / scaler(self.geometry.bit_depth);
         stream.dispatch(
@@ -590,8 +659,8 @@ impl GpuPipeline for SsimGpu {
                     Arg::Buffer(&b.entries),
                     Arg::Buffer(&b.results),
                     Arg::U32(self.entries as u32),
-                    Arg::U32(u32::from(matches!(self.totals, Totals::Sequential(_)))),
-                    Arg::U32(u32::from(self.exact.is_none())),
+                    Arg::U32(u32::from(sequential)),
+                    Arg::U32(u32::from(inline_exact)),
                 ],
             )?;
             if let (Some(([segments, walk], groups)), Some(records)) = (&self.exact, &b.records) {
@@ -608,7 +677,13 @@ impl GpuPipeline for SsimGpu {
         Ok(())
     }
 
-    fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
+    /// One pass's means into the feature's scores. After the unstored
+    /// first pass (`unstored`) the device made no sequential sum: a mean
+    /// the partial sums cannot decide asks for the frame again ([`Redo`]).
+    fn finish_pass(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores, unstored: bool) -> Result<()> {
+        if unstored && self.totals == Totals::Redone {
+            return Err(Redo("every frame redone (a test)".into()).into());
+        }
         let results: Vec<f64> = match downloads.first() {
             Some(bytes) => bytes.chunks_exact(8).map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8]))).collect(),
             None => Vec::new(),
@@ -628,11 +703,19 @@ impl GpuPipeline for SsimGpu {
                         sum: r[0],
                         magnitudes: r[1],
                         weighted: r[2],
-                        sequential: (r[4] != 0.0).then_some(r[3]),
+                        sequential: (!unstored && r[4] != 0.0).then_some(r[3]),
                     };
                     match self.totals {
+                        Totals::Decide | Totals::Redone if unstored => match resolve(&d, m.width, m.rows) {
+                            Ok(mean) => mean,
+                            Err(_) => {
+                                let why = format!("a mean of {}x{} terms needs the sequential sum", m.width, m.rows);
+                                return Err(Redo(why).into());
+                            }
+                        },
                         Totals::Decide => resolve(&d, m.width, m.rows)?,
-                        Totals::Sequential(_) => {
+                        // The redone pass took every mean from the sum.
+                        Totals::Redone | Totals::Sequential(_) => {
                             let s = d.sequential.ok_or_else(|| anyhow::anyhow!("no sequential sum"))?;
                             (s / (m.width * m.rows) as f64) as f32
                         }
