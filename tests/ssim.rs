@@ -50,14 +50,31 @@ fn options(pairs: &[(&str, serde_json::Value)]) -> Options {
 
 type GpuFactory = fn(Arc<dyn Gpu>, &Geometry, &Options, Totals, Option<Shape>) -> anyhow::Result<Box<dyn Extractor>>;
 
+/// A feature's CPU reference scores of a fixture.
+fn cpu_scores(feature: &str, fx: &LoadedFixture, options: &Options) -> Scores {
+    let imp = ulpgate::features::find(feature).expect("implemented");
+    run_extractor((imp.cpu)(&fx.geometry, options).expect("cpu"), fx, &|| {}).expect("cpu scores")
+}
+
+/// Every metric `feature` records with `options`, every frame of `fx`: the
+/// same bits in `gpu` as in `cpu` (NaN where the CPU has NaN).
+fn assert_same_bits(what: &str, feature: &str, options: &Options, fx: &LoadedFixture, cpu: &Scores, gpu: &Scores) {
+    let imp = ulpgate::features::find(feature).expect("implemented");
+    for metric in (imp.metrics)(options).expect("metrics") {
+        let (a, b) = (cpu.get(&metric).expect("cpu metric"), gpu.get(&metric).expect("gpu metric"));
+        assert_eq!(a.len(), fx.frames(), "{what}: {metric}");
+        let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()));
+        assert!(same && a.len() == b.len(), "{what}: {metric}: cpu {a:?} vs gpu {b:?}");
+    }
+}
+
 /// CPU reference and GPU pipeline over a fixture: every metric the options
 /// ask for, every frame, the same bits (NaN where the CPU has NaN), in
 /// both shapes of the filter kernels.
 fn assert_bit_identical(feature: &str, fx: &LoadedFixture, options: &Options, totals: Totals) {
-    let imp = ulpgate::features::find(feature).expect("implemented");
     let gpu_factory: GpuFactory =
         if feature == "float_ssim" { float_ssim::gpu_pipeline } else { ms_ssim::gpu_pipeline };
-    let cpu = run_extractor((imp.cpu)(&fx.geometry, options).expect("cpu"), fx, &|| {}).expect("cpu scores");
+    let cpu = cpu_scores(feature, fx, options);
     let runs = common::software_gpus()
         .into_iter()
         .flat_map(|(b, g)| [Shape::Pixels, Shape::Strips].map(|s| (b, g.clone(), s)));
@@ -66,12 +83,7 @@ fn assert_bit_identical(feature: &str, fx: &LoadedFixture, options: &Options, to
         let ext =
             gpu_factory(gpu, &fx.geometry, options, totals, Some(shape)).unwrap_or_else(|e| panic!("{what}: {e:#}"));
         let out: Scores = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-        for metric in (imp.metrics)(options).expect("metrics") {
-            let (a, b) = (cpu.get(&metric).expect("cpu metric"), out.get(&metric).expect("gpu metric"));
-            assert_eq!(a.len(), fx.frames(), "{what}: {metric}");
-            let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()));
-            assert!(same && a.len() == b.len(), "{what}: {metric}: cpu {a:?} vs gpu {b:?}");
-        }
+        assert_same_bits(&what, feature, options, fx, &cpu, &out);
     }
 }
 
@@ -80,24 +92,13 @@ fn assert_bit_identical(feature: &str, fx: &LoadedFixture, options: &Options, to
 /// in both shapes.
 fn assert_joint_bit_identical(fx: &LoadedFixture, ssim_options: &Options, ms_options: &Options) {
     let both = [("float_ssim", ssim_options), ("float_ms_ssim", ms_options)];
-    let cpu: Vec<Scores> = both
-        .iter()
-        .map(|(f, o)| {
-            let imp = ulpgate::features::find(f).expect("implemented");
-            run_extractor((imp.cpu)(&fx.geometry, o).expect("cpu"), fx, &|| {}).expect("cpu scores")
-        })
-        .collect();
+    let cpu: Vec<Scores> = both.iter().map(|(f, o)| cpu_scores(f, fx, o)).collect();
     assert!(ssim::joint::shares(&fx.geometry, &[ssim_options, ms_options]), "{}", fx.geometry);
     // Every metric of each feature, the joint pass's against its alone CPU
     // reference's, bit for bit.
     let assert_alone_bits = |what: &str, joint: &Scores| {
         for ((feature, options), cpu) in both.iter().zip(&cpu) {
-            let imp = ulpgate::features::find(feature).expect("implemented");
-            for metric in (imp.metrics)(options).expect("metrics") {
-                let (a, b) = (cpu.get(&metric).expect("cpu metric"), joint.get(&metric).expect("joint metric"));
-                let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
-                assert!(same && a.len() == b.len(), "{what}: {metric}: alone {a:?} vs joint {b:?}");
-            }
+            assert_same_bits(what, feature, options, fx, cpu, joint);
         }
     };
     let joint_cpu = ssim::joint::cpu_extractor(&fx.geometry, &[ssim_options, ms_options]).expect("joint cpu");
@@ -215,17 +216,11 @@ fn frames_redone_with_their_terms_stored_keep_their_bits() {
         ("float_ms_ssim", ms_ssim::gpu_pipeline, Options::new()),
     ];
     for (feature, factory, options) in &cases {
-        let imp = ulpgate::features::find(feature).expect("implemented");
-        let cpu = run_extractor((imp.cpu)(&fx.geometry, options).expect("cpu"), &fx, &|| {}).expect("cpu scores");
         let what = format!("{feature} {options:?} redone on lavapipe");
         let ext = factory(lavapipe.clone(), &fx.geometry, options, Totals::Redone, Some(Shape::Strips))
             .unwrap_or_else(|e| panic!("{what}: {e:#}"));
         let out = run_extractor(ext, &fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-        for metric in (imp.metrics)(options).expect("metrics") {
-            let (a, b) = (cpu.get(&metric).expect("cpu metric"), out.get(&metric).expect("gpu metric"));
-            let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
-            assert!(same && a.len() == b.len() && a.len() == 2, "{what}: {metric}: cpu {a:?} vs gpu {b:?}");
-        }
+        assert_same_bits(&what, feature, options, &fx, &cpu_scores(feature, &fx, options), &out);
         let err = factory(pocl.clone(), &fx.geometry, options, Totals::Redone, Some(Shape::Strips))
             .err()
             .map(|e| format!("{e:#}"))
@@ -233,22 +228,12 @@ fn frames_redone_with_their_terms_stored_keep_their_bits() {
         assert!(err.contains("redone only after llvmpipe's unstored first pass"), "{feature} on PoCL: {err}");
     }
     let (ssim_options, ms_options) = (Options::new(), lcs());
-    let joint = ssim::joint::gpu_pipeline(
-        lavapipe,
-        &fx.geometry,
-        &[&ssim_options, &ms_options],
-        Totals::Redone,
-        Some(Shape::Strips),
-    )
-    .expect("joint pass");
+    let both = [&ssim_options, &ms_options];
+    let joint = ssim::joint::gpu_pipeline(lavapipe, &fx.geometry, &both, Totals::Redone, Some(Shape::Strips))
+        .expect("joint pass");
     let out = run_extractor(joint, &fx, &|| {}).expect("joint scores");
     for (feature, options) in [("float_ssim", &ssim_options), ("float_ms_ssim", &ms_options)] {
-        let imp = ulpgate::features::find(feature).expect("implemented");
-        let cpu = run_extractor((imp.cpu)(&fx.geometry, options).expect("cpu"), &fx, &|| {}).expect("cpu scores");
-        for metric in (imp.metrics)(options).expect("metrics") {
-            let (a, b) = (cpu.get(&metric).expect("cpu metric"), out.get(&metric).expect("joint metric"));
-            assert!(a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()), "joint redone: {metric}: {a:?} vs {b:?}");
-        }
+        assert_same_bits("joint redone", feature, options, &fx, &cpu_scores(feature, &fx, options), &out);
     }
 }
 

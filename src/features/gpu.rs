@@ -67,7 +67,6 @@ use std::sync::Arc;
 /// Frames in flight per extractor.
 pub const IN_FLIGHT: usize = 3;
 
-/// One feature's GPU orchestration, written once for every backend.
 /// What a [`GpuPipeline::finish`] returns for a frame its first pass
 /// cannot score: the driver records [`GpuPipeline::redo`] on the same slot
 /// and finishes that instead.
@@ -82,6 +81,7 @@ impl std::fmt::Display for Redo {
 
 impl std::error::Error for Redo {}
 
+/// One feature's GPU orchestration, written once for every backend.
 pub trait GpuPipeline: Send + 'static {
     /// The device buffers one in-flight frame needs.
     type Slot: Send;

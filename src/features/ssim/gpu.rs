@@ -116,8 +116,8 @@ pub static SSIM_VERTICAL_STRIPS_IEEE: KernelSpec =
 /// `ssim_vertical_strips_ieee_unstored`: [`SSIM_VERTICAL_STRIPS_IEEE`]
 /// writing no term (shaders/include/ssim_term_skip.wgsl), only the
 /// partial sums: llvmpipe's first pass, where the terms serve only the
-/// rare sequential fallback and their stores were a quarter of the
-/// kernel. A frame whose mean needs that fallback is scored again with
+/// rare sequential fallback and their stores were a third of the kernel
+/// (docs/features/ssim.md). A frame whose mean needs that fallback is scored again with
 /// the terms stored ([`crate::features::gpu::Redo`]).
 pub static SSIM_VERTICAL_STRIPS_IEEE_UNSTORED: KernelSpec = KernelSpec {
     name: "ssim_vertical_strips_ieee_unstored",
