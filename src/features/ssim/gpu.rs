@@ -56,8 +56,10 @@ pub static SSIM_CONVERT_QUADS: KernelSpec =
 pub static SSIM_DECIMATE: KernelSpec =
     KernelSpec { name: "ssim_decimate", family: "ssim", workgroup: [16, 16, 1], buffers: 3, scalars: 6 };
 
-/// `ssim_decimate_strips`: [`SSIM_DECIMATE`]'s outputs for k = 9 and f = 2
-/// only (ms_ssim's filter), in the CPU drivers' shape ([`Shape`]): work
+/// `ssim_decimate_strips`: [`SSIM_DECIMATE`]'s outputs for ms_ssim's
+/// filter only (k = 9, f = 2, `taps` = [`super::tables::LPF`], which the
+/// Vulkan dialect holds as constants: shaders/include/ms_ssim_lpf.glsl),
+/// in the CPU drivers' shape ([`Shape`]): work
 /// item `(x, i, z)` writes rows `y = strip i + j`, `j < strip`, of column
 /// x, the window moving down two rows a step. Launch `[⌈sw/16⌉,
 /// ⌈⌈sh/strip⌉/16⌉, 2]`. Buffers as `ssim_decimate`; scalars as it, then
@@ -377,7 +379,7 @@ impl SsimGpu {
             gpu.load_kernel(&SSIM_TOTAL)?,
         ];
         let decimates = plan.levels.len() > 1;
-        let strips = shape == Shape::Strips && plan.k == 9 && plan.factor == 2;
+        let strips = shape == Shape::Strips && plan.factor == 2 && plan.taps == super::ms_ssim::lpf_taps();
         let decimate_strips = if decimates && strips { Some(gpu.load_kernel(&SSIM_DECIMATE_STRIPS)?) } else { None };
         let decimate = if decimates && !strips { Some(gpu.load_kernel(&SSIM_DECIMATE)?) } else { None };
         let (mut terms_len, mut partials_len, mut planes_len, mut entries, mut records) = (0, 0, 0, 0, 0);
@@ -732,6 +734,24 @@ impl SsimGpu {
 mod tests {
     use super::*;
     use std::ffi::OsStr;
+
+    /// The Vulkan dialect of ssim_decimate_strips holds ms_ssim's filter as
+    /// constants (shaders/include/ms_ssim_lpf.glsl): they must be LPF's
+    /// bits, every tap at its row and column.
+    #[test]
+    fn the_vulkan_lpf_holds_the_cpu_taps() {
+        let source = include_str!("../../../shaders/include/ms_ssim_lpf.glsl");
+        let mut seen = [[None; 9]; 9];
+        for line in source.lines().filter(|l| l.starts_with("t[")) {
+            let parse = |s: &str| s.parse::<usize>().expect("an index");
+            let (at, value) = line.split_once(" = uintBitsToFloat(0x").expect("an assignment");
+            let (v, u) = at.trim_start_matches("t[").trim_end_matches(']').split_once("][").expect("two indices");
+            let bits = u32::from_str_radix(value.trim_end_matches("u);"), 16).expect("a hex constant");
+            seen[parse(v)][parse(u)] = Some(bits);
+        }
+        let expected = super::super::tables::LPF.map(|row| row.map(|t| Some(t.to_bits())));
+        assert_eq!(seen, expected);
+    }
 
     #[test]
     fn the_totals_variable_forces_the_sequential_sums_or_says_what_it_takes() {
