@@ -163,7 +163,7 @@ pub fn gpu_pipeline(
     let record = move |means: &[[Option<f32>; 4]], index: usize, out: &mut Scores| {
         record_map(&config, max_db, means[0], index, out)
     };
-    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, shape, Box::new(record))?;
+    let pipeline = SsimGpu::new(&gpu, geometry, plan, totals, shape, Box::new(record))?;
     GpuExtractor::boxed(gpu, pipeline)
 }
 

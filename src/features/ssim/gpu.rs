@@ -25,6 +25,7 @@ use crate::features::picture::scaler;
 use crate::fixture::Geometry;
 use crate::scores::Scores;
 use anyhow::{Result, bail, ensure};
+use std::sync::{Arc, OnceLock};
 
 /// `ssim_convert` (kernels/ssim.cl, shaders/ssim_convert.comp): picture_copy
 /// of both lumas, `v * (1 / scaler)` (= `v / scaler`, the scaler being a
@@ -329,13 +330,21 @@ pub struct SsimGpu {
     terms_len: usize,
     partials_len: usize,
     planes_len: usize,
-    /// ssim_convert(_quads), ssim_horizontal, ssim_vertical(_strips), ssim_total.
-    kernels: [Kernel; 4],
+    /// ssim_convert(_quads), ssim_horizontal, ssim_total.
+    kernels: [Kernel; 3],
+    /// The map kernel that stores its terms (ssim_vertical(_strips)):
+    /// loaded with the pipeline, or, where `unstored` runs, at the first
+    /// frame that is redone (on lavapipe building a pipeline is a NIR
+    /// translation every run, 6 ms for this one, and most runs redo no
+    /// frame).
+    vertical: OnceLock<Kernel>,
+    vertical_spec: &'static KernelSpec,
+    gpu: Arc<dyn Gpu>,
     /// [`SSIM_VERTICAL_STRIPS_IEEE_UNSTORED`], the first pass where it
     /// runs: llvmpipe's strips (division `Device`) with the inline exact
     /// sum and totals decided; each frame's means then come from the
     /// partial sums, and a frame that needs a sequential sum is redone
-    /// with `kernels[2]`, which stores the terms.
+    /// with `vertical`, which stores the terms.
     unstored: Option<Kernel>,
     /// ssim_decimate, loaded where a level uses it (each kernel a process
     /// loads costs a driver compile: on lavapipe an LLVM JIT).
@@ -353,7 +362,7 @@ pub struct SsimGpu {
 
 impl SsimGpu {
     pub fn new(
-        gpu: &dyn Gpu,
+        gpu: &Arc<dyn Gpu>,
         geometry: &Geometry,
         plan: Plan,
         totals: Totals,
@@ -372,12 +381,7 @@ impl SsimGpu {
             Shape::Pixels => &SSIM_VERTICAL,
         };
         let convert = if shape == Shape::Strips { &SSIM_CONVERT_QUADS } else { &SSIM_CONVERT };
-        let kernels = [
-            gpu.load_kernel(convert)?,
-            gpu.load_kernel(&SSIM_HORIZONTAL)?,
-            gpu.load_kernel(vertical)?,
-            gpu.load_kernel(&SSIM_TOTAL)?,
-        ];
+        let kernels = [gpu.load_kernel(convert)?, gpu.load_kernel(&SSIM_HORIZONTAL)?, gpu.load_kernel(&SSIM_TOTAL)?];
         let decimates = plan.levels.len() > 1;
         let strips = shape == Shape::Strips && plan.factor == 2 && plan.taps == super::ms_ssim::lpf_taps();
         let decimate_strips = if decimates && strips { Some(gpu.load_kernel(&SSIM_DECIMATE_STRIPS)?) } else { None };
@@ -439,6 +443,7 @@ impl SsimGpu {
             );
         }
         let unstored = if unstored_runs { Some(gpu.load_kernel(&SSIM_VERTICAL_STRIPS_IEEE_UNSTORED)?) } else { None };
+        let vertical_kernel = if unstored_runs { OnceLock::new() } else { OnceLock::from(gpu.load_kernel(vertical)?) };
         let exact = match exact {
             Exact::Inline => None,
             Exact::Parallel => Some((
@@ -455,6 +460,9 @@ impl SsimGpu {
             partials_len,
             planes_len,
             kernels,
+            vertical: vertical_kernel,
+            vertical_spec: vertical,
+            gpu: gpu.clone(),
             unstored,
             decimate,
             decimate_strips,
@@ -538,14 +546,14 @@ impl GpuPipeline for SsimGpu {
         let sequential = matches!(self.totals, Totals::Sequential(_));
         match &self.unstored {
             Some(unstored) => self.record_frame(b, stream, unstored, false, sequential),
-            None => self.record_frame(b, stream, &self.kernels[2], self.exact.is_none(), sequential),
+            None => self.record_frame(b, stream, self.storing_vertical()?, self.exact.is_none(), sequential),
         }
     }
 
     fn redo(&self, b: &Slot, stream: &mut dyn Stream) -> Result<()> {
         // The terms stored and added in order where a mean needs it; every
         // mean from that sum when the test redoes every frame.
-        self.record_frame(b, stream, &self.kernels[2], true, self.totals == Totals::Redone)
+        self.record_frame(b, stream, self.storing_vertical()?, true, self.totals == Totals::Redone)
     }
 
     fn finish(&self, index: usize, downloads: &[Vec<u8>], out: &mut Scores) -> Result<()> {
@@ -558,6 +566,16 @@ impl GpuPipeline for SsimGpu {
 }
 
 impl SsimGpu {
+    /// The map kernel that stores its terms, loaded on first use where the
+    /// unstored first pass runs.
+    fn storing_vertical(&self) -> Result<&Kernel> {
+        if let Some(kernel) = self.vertical.get() {
+            return Ok(kernel);
+        }
+        let kernel = self.gpu.load_kernel(self.vertical_spec)?;
+        Ok(self.vertical.get_or_init(|| kernel))
+    }
+
     /// Records one frame's kernels with `vertical` as the map kernel and
     /// `ssim_total` adding the stored terms in order where a mean needs
     /// it (`inline_exact`; for every mean with `sequential`).
@@ -569,7 +587,7 @@ impl SsimGpu {
         inline_exact: bool,
         sequential: bool,
     ) -> Result<()> {
-        let [convert, horizontal, _, total] = &self.kernels;
+        let [convert, horizontal, total] = &self.kernels;
         let (w, h) = self.plan.levels[0];
         let inv_scaler = 1.0 / scaler(self.geometry.bit_depth);
         stream.dispatch(

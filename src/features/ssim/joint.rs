@@ -103,7 +103,7 @@ pub fn gpu_pipeline(
         float_ssim::record_map(&ssim_config, ssim_max_db, means[0], index, out)?;
         ms_ssim::record_maps(&ms_config, ms_max_db, means, index, out)
     };
-    let pipeline = SsimGpu::new(gpu.as_ref(), geometry, plan, totals, shape, Box::new(record))?;
+    let pipeline = SsimGpu::new(&gpu, geometry, plan, totals, shape, Box::new(record))?;
     GpuExtractor::boxed(gpu, pipeline)
 }
 
