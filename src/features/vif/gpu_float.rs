@@ -163,9 +163,11 @@ const POLY0: usize = 256;
 pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) -> Result<Box<dyn Extractor>> {
     let strip = super::strip_shape(gpu.device())?;
     let horizontal = if strip { &FLOAT_VIF_HORIZONTAL_STRIP } else { &FLOAT_VIF_HORIZONTAL };
-    let kernels = [&FLOAT_VIF_PRESCALE, horizontal, &FLOAT_VIF_ROWS];
-    let [prescale, horizontal, rows] = kernels.map(|k| gpu.load_kernel(k));
+    let [horizontal, rows] = [horizontal, &FLOAT_VIF_ROWS].map(|k| gpu.load_kernel(k));
     let resampler = Resampler::new(params.prescale_method, geometry, params.scaled(geometry));
+    // Loaded only where it runs: on lavapipe building a pipeline is a NIR
+    // translation in every run (7-11 ms for this one).
+    let prescale = if resampler.is_identity() { None } else { Some(gpu.load_kernel(&FLOAT_VIF_PRESCALE)?) };
     let formats: [u32; 4] = std::array::from_fn(|s| input_format(s, geometry, &resampler));
     let (w, h) = resampler.dst;
     let dims: [(usize, usize); 4] = std::array::from_fn(|s| (w >> s, h >> s));
@@ -207,7 +209,8 @@ pub fn extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, params: FloatParams) ->
         upload(table.iter().flat_map(|t| t.to_le_bytes()).collect())?,
     ];
     let pipeline = FloatGpu {
-        kernels: [prescale?, horizontal?, rows?],
+        prescale,
+        kernels: [horizontal?, rows?],
         vertical,
         formats,
         strip,
@@ -248,8 +251,10 @@ fn vertical_kernels(gpu: &dyn Gpu, strip: bool, formats: [u32; 4], quads: [bool;
 }
 
 struct FloatGpu {
-    /// prescale, horizontal (or its strip shape), rows.
-    kernels: [Kernel; 3],
+    /// The prescaling kernel, where the luma is prescaled.
+    prescale: Option<Kernel>,
+    /// horizontal (or its strip shape), rows.
+    kernels: [Kernel; 2],
     /// Each scale's vertical pass ([`vertical_kernels`]) and the format it
     /// reads.
     vertical: [Kernel; 4],
@@ -319,12 +324,13 @@ impl GpuPipeline for FloatGpu {
     }
 
     fn compute(&self, b: &Self::Slot, stream: &mut dyn Stream) -> Result<()> {
-        let [prescale, horizontal, rows] = &self.kernels;
+        let [horizontal, rows] = &self.kernels;
         let [taps, dparams, table] = &self.constants;
         let inv = 1.0 / scaler(self.geometry.bit_depth);
         let raw = u32::from(self.geometry.bit_depth > 8);
         let scaled = !self.resampler.is_identity();
-        if scaled {
+        // `prescale` is there exactly when the luma is prescaled (`scaled`).
+        if let Some(prescale) = &self.prescale {
             let r = &self.resampler;
             let method = match r.method {
                 PrescaleMethod::Nearest => 0,
