@@ -15,7 +15,7 @@ use crate::features::picture::scaler;
 use crate::features::{Extractor, Options};
 use crate::fixture::Geometry;
 use crate::scores::Scores;
-use anyhow::{Result, ensure};
+use anyhow::{Context, Result, ensure};
 use std::ffi::OsStr;
 use std::sync::Arc;
 
@@ -310,7 +310,13 @@ pub fn float_extractor_shaped(
     };
     let pipeline = FloatGpu {
         kernels,
-        sad_scaled_rows: gpu.load_kernel(&FLOAT_MOTION_SAD_SCALED_ROWS)?,
+        // Built only where it runs (motion_add_scale1): on lavapipe building
+        // a pipeline is a NIR translation in every run.
+        sad_scaled_rows: if motion.options.add_scale1 {
+            Some(gpu.load_kernel(&FLOAT_MOTION_SAD_SCALED_ROWS)?)
+        } else {
+            None
+        },
         geometry: *geometry,
         motion,
         row_offsets,
@@ -326,7 +332,8 @@ enum FloatKernels {
 
 struct FloatGpu {
     kernels: FloatKernels,
-    sad_scaled_rows: Kernel,
+    /// With `motion_add_scale1` only.
+    sad_scaled_rows: Option<Kernel>,
     geometry: Geometry,
     motion: FloatMotion,
     /// Per plane: where its rows and its scaled rows start in `rows`.
@@ -473,6 +480,8 @@ impl GpuPipeline for FloatGpu {
                 }
             }
             if let Some((index, weight)) = b.tables.get(p) {
+                let kernel =
+                    self.sad_scaled_rows.as_ref().context("float_motion: the scale 1 kernel was not loaded")?;
                 let (sw, sh) = (half(w), half(h));
                 let args = [
                     Arg::Buffer(&b.blur),
@@ -486,7 +495,7 @@ impl GpuPipeline for FloatGpu {
                     Arg::U32(scaled_at as u32),
                 ];
                 let groups = [groups_for(sh, FLOAT_MOTION_SAD_SCALED_ROWS.workgroup[0]), 1, 1];
-                stream.dispatch(&self.sad_scaled_rows, groups, &args)?;
+                stream.dispatch(kernel, groups, &args)?;
             }
         }
         stream.download(&b.rows, 0, self.rows * 4)

@@ -16,7 +16,7 @@ use crate::features::gpu::{GpuExtractor, GpuPipeline, floats, planes_bytes, word
 use crate::features::picture::scaler;
 use crate::fixture::Geometry;
 use crate::scores::Scores;
-use anyhow::{Result, ensure};
+use anyhow::{Context, Result, ensure};
 use std::sync::Arc;
 
 /// `float_vif_prescale` (kernels/float_vif.cl, shaders/float_vif_prescale.comp):
@@ -329,8 +329,8 @@ impl GpuPipeline for FloatGpu {
         let inv = 1.0 / scaler(self.geometry.bit_depth);
         let raw = u32::from(self.geometry.bit_depth > 8);
         let scaled = !self.resampler.is_identity();
-        // `prescale` is there exactly when the luma is prescaled (`scaled`).
-        if let Some(prescale) = &self.prescale {
+        if scaled {
+            let prescale = self.prescale.as_ref().context("float_vif: the prescaling kernel was not loaded")?;
             let r = &self.resampler;
             let method = match r.method {
                 PrescaleMethod::Nearest => 0,
