@@ -5,7 +5,8 @@
 //!   compute and readback with the pipeline's slots in flight);
 //! - *upload excluded*: the frames resident (GPU: uploaded once into every
 //!   slot, then only `compute` repeatedly with the slots in flight; CPU:
-//!   frames already in memory);
+//!   frames already in memory), with as many workers as the upload-included
+//!   figure, so the two differ by reading and upload alone;
 //! - the host-to-device bandwidth through the `Gpu` trait, and what it
 //!   bounds: `bandwidth / (bytes uploaded per frame pair)` frames per
 //!   second, which the upload-included rate is compared with.
@@ -19,7 +20,7 @@ use crate::backend::{self, Backend, DeviceInfo, OpenOptions};
 use crate::calibration::time;
 use crate::config::ResolvedBackend;
 use crate::config::gate::BackendKind;
-use crate::features::gpu::{IN_FLIGHT, WarmUp, score_parallel, score_parallel_after_warm_up};
+use crate::features::gpu::{Arrival, IN_FLIGHT, WarmUp, score_parallel, score_parallel_after_warm_up};
 use crate::features::{self, Extractor, FeatureImpl, Options as FeatureOptions};
 use crate::fixture::{FixtureError, Frame, FrameReader, FrameSource, Geometry, PairSource, RawPair};
 use crate::scores::Scores;
@@ -277,27 +278,92 @@ fn upload_included(ext: &mut dyn Extractor, options: &Options, warm: usize) -> R
     Ok((t0.elapsed().as_secs_f64(), scores))
 }
 
-/// Scores `frames` pairs already in memory (GPU: on the device).
-fn upload_excluded(ext: &mut dyn Extractor, options: &Options, warm: usize) -> Result<f64> {
-    let (mut r, mut d) = (Looping::open(&options.reference)?, Looping::open(&options.distorted)?);
-    if let Some(driver) = ext.gpu_driver() {
-        driver.make_resident(&r.next()?, &d.next()?)?;
-        driver.compute_resident(warm)?;
-        let t0 = Instant::now();
-        driver.compute_resident(options.frames)?;
-        return Ok(t0.elapsed().as_secs_f64());
-    }
-    let resident: Vec<(Frame, Frame)> =
-        (0..options.frames.clamp(1, 64)).map(|_| Ok((r.next()?, d.next()?))).collect::<Result<_>>()?;
-    let mut scratch = Scores::default();
-    let t0 = Instant::now();
-    for i in 0..options.frames {
-        let (a, b) = &resident[i % resident.len()];
-        ext.extract(i, a, b, &mut scratch)?;
-    }
-    ext.flush(&mut scratch)?;
-    Ok(t0.elapsed().as_secs_f64())
+/// Frame pairs held in memory, looped to `frames` (the resident figure's
+/// source for CPU extractors: no reading, no decoding).
+struct Resident {
+    pairs: Vec<(Frame, Frame)>,
+    frames: usize,
 }
+
+impl PairSource for Resident {
+    fn geometry(&self) -> Geometry {
+        self.pairs[0].0.geometry
+    }
+
+    fn frames(&self) -> usize {
+        self.frames
+    }
+
+    fn read_bytes(&self, index: usize, distorted: bool, dst: &mut [u8]) -> Result<(), FixtureError> {
+        let frame = self.frame(index, distorted)?;
+        let bytes = frame.samples.as_bytes();
+        let src = bytes.get(..dst.len()).ok_or_else(|| {
+            FixtureError::Invalid(format!("{} bytes asked of a {}-byte frame", dst.len(), bytes.len()))
+        })?;
+        dst.copy_from_slice(src);
+        Ok(())
+    }
+
+    fn frame(&self, index: usize, distorted: bool) -> Result<Frame, FixtureError> {
+        let (reference, dist) = &self.pairs[index % self.pairs.len()];
+        Ok(if distorted { dist } else { reference }.clone())
+    }
+}
+
+/// Scores `frames` pairs already in memory (GPU: on the device) with
+/// `threads` workers, each with its own extractor, as many as the
+/// upload-included figure's engine runs: the two figures then differ by
+/// reading and upload alone, not by how many frames are in flight. Each
+/// worker scores `warm` frames before the clock starts (when the last one
+/// has), then its share of `frames`; the clock stops when every worker is
+/// done.
+fn upload_excluded(make: &MakeExtractor, gpu: bool, options: &Options, warm: usize, threads: usize) -> Result<f64> {
+    let (mut r, mut d) = (Looping::open(&options.reference)?, Looping::open(&options.distorted)?);
+    // A GPU worker uploads one pair into its slots; a CPU one loops over
+    // the clip's first frames (at most 64), decoded once.
+    let resident = if gpu { 1 } else { options.frames.clamp(1, 64) };
+    let pairs: Vec<(Frame, Frame)> = (0..resident).map(|_| Ok((r.next()?, d.next()?))).collect::<Result<_>>()?;
+    let threads = threads.clamp(1, options.frames.max(1));
+    let ready = std::sync::OnceLock::new();
+    let on_ready = || {
+        let _ = ready.set(Instant::now());
+    };
+    let start = Instant::now();
+    if !gpu {
+        let source = Resident { pairs, frames: options.frames + threads * warm };
+        let warm_up = WarmUp { frames: warm, on_ready: &on_ready };
+        score_parallel_after_warm_up(make, &source, threads, &|| {}, Some(warm_up))?;
+        return Ok(ready.get().copied().unwrap_or(start).elapsed().as_secs_f64());
+    }
+    let barrier = std::sync::Barrier::new(threads);
+    let (reference, distorted) = &pairs[0];
+    let results: Vec<Result<()>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let (barrier, on_ready) = (&barrier, &on_ready);
+                let share = (k + 1) * options.frames / threads - k * options.frames / threads;
+                scope.spawn(move || -> Result<()> {
+                    // Arrives when dropped too: a worker that fails early
+                    // does not leave the others waiting.
+                    let mut arrival = Arrival::at(barrier, on_ready);
+                    let mut ext = make()?;
+                    let driver = ext.gpu_driver().context("a GPU backend's extractor has no GPU driver")?;
+                    driver.make_resident(reference, distorted)?;
+                    driver.compute_resident(warm)?;
+                    arrival.arrive();
+                    driver.compute_resident(share)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(anyhow!("a resident worker panicked")))).collect()
+    });
+    let seconds = ready.get().copied().unwrap_or(start).elapsed().as_secs_f64();
+    results.into_iter().collect::<Result<Vec<()>>>()?;
+    Ok(seconds)
+}
+
+/// Makes one worker's extractor.
+type MakeExtractor<'a> = dyn Fn() -> Result<Box<dyn Extractor>> + Sync + 'a;
 
 /// Frames each worker of a GPU backend scores before the clock starts:
 /// every slot used twice, so staging memory is allocated and merged
@@ -374,8 +440,7 @@ fn measure(
                     seconds
                 }
             };
-            let mut ext = make()?;
-            let excluded = upload_excluded(ext.as_mut(), options, warm)?;
+            let excluded = upload_excluded(&make, true, options, warm, t.threads)?;
             t.dispatches = Some(counting.dispatches());
             if counting.dispatches() == 0 {
                 bail!("no kernel completed on {}: nothing ran on the GPU", counting.device().name);
@@ -410,7 +475,7 @@ fn measure(
                     seconds
                 }
             };
-            let excluded = upload_excluded(make()?.as_mut(), options, warm)?;
+            let excluded = upload_excluded(&make, false, options, warm, threads)?;
             (included, excluded)
         }
     };
@@ -716,4 +781,61 @@ pub fn run(options: &Options) -> Result<ClipBench> {
         throughput,
         comparisons,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::synthetic::{Content, Distortion};
+    use crate::fixture::{Chroma, SyntheticSpec};
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn options(frames: usize) -> Options {
+        let spec = SyntheticSpec {
+            width: 48,
+            height: 32,
+            frames: 5,
+            bit_depth: 8,
+            chroma: Chroma::Yuv420,
+            seed: 3,
+            content: Content::default(),
+            distortion: Distortion::default(),
+        };
+        let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
+        Options {
+            reference: src(false),
+            distorted: src(true),
+            frames,
+            features: vec!["psnr".into()],
+            backends: Vec::new(),
+            open: OpenOptions::default(),
+            bandwidth_bytes: 1 << 20,
+            threads: Vec::new(),
+            rounds: 1,
+        }
+    }
+
+    /// An extractor that counts the frames it scores.
+    struct Counting(Arc<AtomicUsize>);
+
+    impl Extractor for Counting {
+        fn extract(&mut self, _: usize, _: &Frame, _: &Frame, _: &mut Scores) -> Result<()> {
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_resident_figure_runs_as_many_workers_as_the_upload_included_one() {
+        let (made, scored) = (AtomicUsize::new(0), Arc::new(AtomicUsize::new(0)));
+        let make = || -> Result<Box<dyn Extractor>> {
+            made.fetch_add(1, Ordering::Relaxed);
+            Ok(Box::new(Counting(scored.clone())))
+        };
+        let seconds = upload_excluded(&make, false, &options(7), 2, 3).unwrap();
+        assert!(seconds > 0.0);
+        assert_eq!(made.load(Ordering::Relaxed), 3, "one extractor per worker");
+        assert_eq!(scored.load(Ordering::Relaxed), 7 + 3 * 2, "the timed frames and each worker's warm-up");
+    }
 }

@@ -6,7 +6,8 @@
 //!   alone, warm, in frames per second;
 //! - [`clip`]: per feature and backend, throughput on one clip with the
 //!   upload included (frames read from the files each frame) and excluded
-//!   (frames resident, `compute` alone with the slots in flight), against
+//!   (frames resident, `compute` alone with the slots in flight, the same
+//!   number of workers), against
 //!   the host-to-device bandwidth measured through the `Gpu` trait.
 //!
 //! Timings are measurements, never assertions: no test checks a number.

@@ -584,10 +584,15 @@ pub struct WarmUp<'a> {
 
 /// A worker's one arrival at the warm-up barrier: explicit, or when dropped
 /// (a worker that fails early must not leave the others waiting).
-struct Arrival<'a>(Option<(&'a std::sync::Barrier, &'a (dyn Fn() + Sync))>);
+pub(crate) struct Arrival<'a>(Option<(&'a std::sync::Barrier, &'a (dyn Fn() + Sync))>);
 
-impl Arrival<'_> {
-    fn arrive(&mut self) {
+impl<'a> Arrival<'a> {
+    /// A worker's arrival at `barrier`; the last one to arrive runs `on_ready`.
+    pub(crate) fn at(barrier: &'a std::sync::Barrier, on_ready: &'a (dyn Fn() + Sync)) -> Self {
+        Arrival(Some((barrier, on_ready)))
+    }
+
+    pub(crate) fn arrive(&mut self) {
         if let Some((barrier, on_ready)) = self.0.take()
             && barrier.wait().is_leader()
         {
