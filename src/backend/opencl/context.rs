@@ -1,13 +1,14 @@
 //! An OpenCL context on one device: buffers, programs built on first use
 //! (one per kernel family), streams.
 
-use super::stream::new_stream;
+use super::stream::{new_queue, new_stream};
 use crate::backend::DeviceInfo;
 use crate::backend::gpu::{Buffer, Gpu, Kernel, KernelSpec, Stream};
 use crate::backend::kernels;
 use anyhow::{Context as _, Result, anyhow};
+use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
-use opencl3::device::{CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, Device};
+use opencl3::device::{CL_DEVICE_TYPE_CPU, CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT, Device};
 use opencl3::memory::{Buffer as ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use std::collections::HashMap;
@@ -17,6 +18,9 @@ pub struct ClGpu {
     info: DeviceInfo,
     device: Device,
     context: Arc<Context>,
+    /// A CPU device's one command queue, which all its streams share (see
+    /// `new`); `None` on GPUs, where each stream has its own.
+    shared_queue: Option<Arc<CommandQueue>>,
     build_options: String,
     programs: Mutex<HashMap<&'static str, Arc<Program>>>,
 }
@@ -39,7 +43,26 @@ impl ClGpu {
         if device.single_fp_config().is_ok_and(|c| c & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT != 0) {
             build_options.push_str("-cl-fp32-correctly-rounded-divide-sqrt");
         }
-        Ok(ClGpu { info, device, context: Arc::new(context), build_options, programs: Mutex::new(HashMap::new()) })
+        // A CPU device (PoCL) spreads each kernel over every core already,
+        // so its streams share one in-order queue and run one command at a
+        // time. Queues of their own let PoCL 3.1 run two commands of one
+        // kernel at once, and its cache of compiled kernels then loses count
+        // of their references: an item is looked up by grid width too, but
+        // released by the first entry of the kernel and work-group size,
+        // which can be another's (`pocl_release_dlhandle_cache`), and the
+        // process aborts on `found->ref_count > 0` (seen once in tests/motion.rs,
+        // 2026-11-28). One command at a time, each release finds the entry
+        // its lookup moved to the front.
+        let cpu = device.dev_type().is_ok_and(|t| t & CL_DEVICE_TYPE_CPU != 0);
+        let shared_queue = if cpu { Some(Arc::new(new_queue(&context, &device)?)) } else { None };
+        Ok(ClGpu {
+            info,
+            device,
+            context: Arc::new(context),
+            shared_queue,
+            build_options,
+            programs: Mutex::new(HashMap::new()),
+        })
     }
 
     fn program(&self, family: &'static str) -> Result<Arc<Program>> {
@@ -78,7 +101,37 @@ impl Gpu for ClGpu {
     }
 
     fn create_stream(&self) -> Result<Box<dyn Stream>> {
-        let stream = new_stream(self.context.clone(), &self.device).context("creating an OpenCL queue")?;
+        let stream = new_stream(self.context.clone(), &self.device, self.shared_queue.clone())
+            .context("creating an OpenCL queue")?;
         Ok(Box::new(stream))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A CPU device's streams share one in-order queue (see `ClGpu::new`:
+    /// PoCL aborts when two commands of one kernel run at once).
+    #[test]
+    fn the_streams_of_a_cpu_device_share_one_queue() {
+        let devices = super::super::find_devices().unwrap_or_else(|e| {
+            panic!("this test runs on PoCL (apt-get install pocl-opencl-icd ocl-icd-libopencl1): {e}")
+        });
+        let pocl = devices
+            .iter()
+            .find(|d| d.info.device_type.as_deref() == Some("cpu"))
+            .expect("PoCL's CPU device (apt-get install pocl-opencl-icd)");
+        let gpu = ClGpu::new(Device::new(pocl.id), pocl.info.clone()).expect("an OpenCL context on PoCL");
+        assert!(gpu.shared_queue.is_some(), "a CPU device's streams must share one queue");
+        // Two streams' work on the one queue, each waiting for its own.
+        let buffer = gpu.create_buffer(8).expect("buffer");
+        let (mut a, mut b) = (gpu.create_stream().expect("stream"), gpu.create_stream().expect("stream"));
+        a.upload(&buffer, 0, &[1, 2, 3, 4]).expect("upload");
+        b.upload(&buffer, 4, &[5, 6, 7, 8]).expect("upload");
+        a.submit().expect("submit");
+        b.download(&buffer, 0, 8).expect("download");
+        assert_eq!(b.wait().expect("wait"), vec![vec![1, 2, 3, 4, 5, 6, 7, 8]]);
+        assert!(a.wait().expect("wait").is_empty());
     }
 }

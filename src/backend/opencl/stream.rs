@@ -22,12 +22,21 @@ use std::sync::Arc;
 
 pub type ClStream = Recorder<ClQueue>;
 
-/// Creates a stream on a new in-order queue.
-pub fn new_stream(context: Arc<Context>, device: &Device) -> Result<ClStream> {
+/// A new in-order command queue on `device`.
+pub fn new_queue(context: &Context, device: &Device) -> Result<CommandQueue> {
     // SAFETY: the device is the one the context was made for.
-    let queue = unsafe { CommandQueue::create_with_properties(&context, device.id(), 0, 0) }
-        .or_else(|_| unsafe { CommandQueue::create(&context, device.id(), 0) })
-        .map_err(|e| anyhow!("clCreateCommandQueue: {e}"))?;
+    unsafe { CommandQueue::create_with_properties(context, device.id(), 0, 0) }
+        .or_else(|_| unsafe { CommandQueue::create(context, device.id(), 0) })
+        .map_err(|e| anyhow!("clCreateCommandQueue: {e}"))
+}
+
+/// Creates a stream on `shared` (every stream of a CPU device's context
+/// shares one queue: see `ClGpu::new`), or else on a new in-order queue.
+pub fn new_stream(context: Arc<Context>, device: &Device, shared: Option<Arc<CommandQueue>>) -> Result<ClStream> {
+    let queue = match shared {
+        Some(queue) => queue,
+        None => Arc::new(new_queue(&context, device)?),
+    };
     Ok(Recorder::new(ClQueue { context, queue, kernels: HashMap::new() }))
 }
 
@@ -53,7 +62,9 @@ impl HostChunk for MappedChunk {
 
 pub struct ClQueue {
     context: Arc<Context>,
-    queue: CommandQueue,
+    /// In order; on a CPU device shared by every stream of the context
+    /// (`finish` then waits for the others' work too).
+    queue: Arc<CommandQueue>,
     /// This queue's own kernel objects: arguments are set per object, so
     /// streams never share one.
     kernels: HashMap<&'static str, KernelObject>,
