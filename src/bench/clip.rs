@@ -20,7 +20,7 @@ use crate::backend::{self, Backend, DeviceInfo, OpenOptions};
 use crate::calibration::time;
 use crate::config::ResolvedBackend;
 use crate::config::gate::BackendKind;
-use crate::features::gpu::{Arrival, IN_FLIGHT, WarmUp, score_parallel, score_parallel_after_warm_up};
+use crate::features::gpu::{IN_FLIGHT, WarmUp, run_workers, score_parallel, score_parallel_after_warm_up};
 use crate::features::{self, Extractor, FeatureImpl, Options as FeatureOptions};
 use crate::fixture::{FixtureError, Frame, FrameReader, FrameSource, Geometry, PairSource, RawPair};
 use crate::scores::Scores;
@@ -335,27 +335,15 @@ fn upload_excluded(make: &MakeExtractor, gpu: bool, options: &Options, warm: usi
         score_parallel_after_warm_up(make, &source, threads, &|| {}, Some(warm_up))?;
         return Ok(ready.get().copied().unwrap_or(start).elapsed().as_secs_f64());
     }
-    let barrier = std::sync::Barrier::new(threads);
     let (reference, distorted) = &pairs[0];
-    let results: Vec<Result<()>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|k| {
-                let (barrier, on_ready) = (&barrier, &on_ready);
-                let share = (k + 1) * options.frames / threads - k * options.frames / threads;
-                scope.spawn(move || -> Result<()> {
-                    // Arrives when dropped too: a worker that fails early
-                    // does not leave the others waiting.
-                    let mut arrival = Arrival::at(barrier, on_ready);
-                    let mut ext = make()?;
-                    let driver = ext.gpu_driver().context("a GPU backend's extractor has no GPU driver")?;
-                    driver.make_resident(reference, distorted)?;
-                    driver.compute_resident(warm)?;
-                    arrival.arrive();
-                    driver.compute_resident(share)
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(anyhow!("a resident worker panicked")))).collect()
+    let results = run_workers(threads, Some(&on_ready), |k, arrival| {
+        let share = (k + 1) * options.frames / threads - k * options.frames / threads;
+        let mut ext = make()?;
+        let driver = ext.gpu_driver().context("a GPU backend's extractor has no GPU driver")?;
+        driver.make_resident(reference, distorted)?;
+        driver.compute_resident(warm)?;
+        arrival.arrive();
+        driver.compute_resident(share)
     });
     let seconds = ready.get().copied().unwrap_or(start).elapsed().as_secs_f64();
     results.into_iter().collect::<Result<Vec<()>>>()?;

@@ -586,12 +586,7 @@ pub struct WarmUp<'a> {
 /// (a worker that fails early must not leave the others waiting).
 pub(crate) struct Arrival<'a>(Option<(&'a std::sync::Barrier, &'a (dyn Fn() + Sync))>);
 
-impl<'a> Arrival<'a> {
-    /// A worker's arrival at `barrier`; the last one to arrive runs `on_ready`.
-    pub(crate) fn at(barrier: &'a std::sync::Barrier, on_ready: &'a (dyn Fn() + Sync)) -> Self {
-        Arrival(Some((barrier, on_ready)))
-    }
-
+impl Arrival<'_> {
     pub(crate) fn arrive(&mut self) {
         if let Some((barrier, on_ready)) = self.0.take()
             && barrier.wait().is_leader()
@@ -607,6 +602,33 @@ impl Drop for Arrival<'_> {
     }
 }
 
+/// Runs `work(k, arrival)` for k in `0..threads`, each on a thread of its
+/// own, and returns the results in that order (a worker that panics gives
+/// an error). With `on_ready`, the workers' arrivals meet at one barrier
+/// (each arrives when it calls [`Arrival::arrive`], or else when it returns
+/// or fails) and the last to arrive runs `on_ready`; without, arriving does
+/// nothing.
+pub(crate) fn run_workers<T: Send>(
+    threads: usize,
+    on_ready: Option<&(dyn Fn() + Sync)>,
+    work: impl Fn(usize, &mut Arrival<'_>) -> Result<T> + Sync,
+) -> Vec<Result<T>> {
+    let barrier = std::sync::Barrier::new(threads);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|k| {
+                let arrival = Arrival(on_ready.map(|f| (&barrier, f)));
+                scope.spawn(move || {
+                    let mut arrival = arrival;
+                    work(k, &mut arrival)
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a worker panicked")))).collect()
+    })
+}
+
 /// [`score_parallel`], with the workers meeting after their set-up and
 /// first frames ([`WarmUp`]): a benchmark that starts its clock in
 /// `on_ready` times the steady state alone (`bench --clip`).
@@ -619,50 +641,37 @@ pub fn score_parallel_after_warm_up(
 ) -> Result<Scores> {
     let frames = source.frames();
     let threads = threads.clamp(1, frames.max(1));
-    let barrier = std::sync::Barrier::new(threads);
     type Part = (Vec<usize>, Scores, Box<dyn Extractor>);
-    let parts: Vec<Result<Part>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..threads)
-            .map(|k| {
-                let arrival = warm_up.as_ref().map(|w| (&barrier, w.on_ready));
-                let warm_frames = warm_up.as_ref().map_or(0, |w| w.frames);
-                scope.spawn(move || -> Result<Part> {
-                    let mut arrival = Arrival(arrival);
-                    let mut ext = extractor()?;
-                    let mine: Vec<usize> = if ext.window().is_some() {
-                        (k * frames / threads..(k + 1) * frames / threads).collect()
-                    } else {
-                        (k..frames).step_by(threads).collect()
-                    };
-                    let mut scores = Scores::default();
-                    // A plain CPU extractor's frames, their storage reused
-                    // from frame to frame; GPU drivers and windowed
-                    // extractors read through `extract_at`.
-                    let plain_cpu = ext.window().is_none() && ext.gpu_driver().is_none();
-                    let (mut r, mut d) = (None, None);
-                    for (n, &index) in mine.iter().enumerate() {
-                        if n == warm_frames {
-                            arrival.arrive();
-                        }
-                        if plain_cpu {
-                            let reference = source.frame_into(index, false, &mut r)?;
-                            let distorted = source.frame_into(index, true, &mut d)?;
-                            ext.extract(index, reference, distorted, &mut scores)?;
-                        } else {
-                            ext.extract_at(index, source, &mut scores)?;
-                        }
-                        on_frame();
-                    }
-                    arrival.arrive();
-                    ext.flush(&mut scores)?;
-                    Ok((mine, scores, ext))
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|_| Err(anyhow::anyhow!("a GPU worker panicked"))))
-            .collect()
+    let warm_frames = warm_up.as_ref().map_or(0, |w| w.frames);
+    let parts = run_workers(threads, warm_up.as_ref().map(|w| w.on_ready), |k, arrival| -> Result<Part> {
+        let mut ext = extractor()?;
+        let mine: Vec<usize> = if ext.window().is_some() {
+            (k * frames / threads..(k + 1) * frames / threads).collect()
+        } else {
+            (k..frames).step_by(threads).collect()
+        };
+        let mut scores = Scores::default();
+        // A plain CPU extractor's frames, their storage reused from frame
+        // to frame; GPU drivers and windowed extractors read through
+        // `extract_at`.
+        let plain_cpu = ext.window().is_none() && ext.gpu_driver().is_none();
+        let (mut r, mut d) = (None, None);
+        for (n, &index) in mine.iter().enumerate() {
+            if n == warm_frames {
+                arrival.arrive();
+            }
+            if plain_cpu {
+                let reference = source.frame_into(index, false, &mut r)?;
+                let distorted = source.frame_into(index, true, &mut d)?;
+                ext.extract(index, reference, distorted, &mut scores)?;
+            } else {
+                ext.extract_at(index, source, &mut scores)?;
+            }
+            on_frame();
+        }
+        arrival.arrive();
+        ext.flush(&mut scores)?;
+        Ok((mine, scores, ext))
     });
     let mut scores = Scores::default();
     let mut first: Option<Box<dyn Extractor>> = None;
