@@ -15,6 +15,7 @@
 pub mod clip;
 pub mod gate;
 mod meter;
+mod read_ahead;
 
 use serde::Serialize;
 use std::time::Duration;

@@ -1,0 +1,254 @@
+//! The CPU reference's upload-included engine in `bench --clip`: libvmaf's
+//! threading model. `vmaf --threads N` runs N extraction workers in a
+//! thread pool while its main thread reads the next pictures into a pool
+//! of 2N + 2 (libvmaf.c `check_picture_pool`, `threaded_read_pictures_batch`),
+//! so reading overlaps extraction even at `--threads 1`. Here too: one
+//! thread reads pairs in frame order into a pool of as many pairs, their
+//! storage reused, and `threads` workers, each with its own extractor,
+//! score whichever pair comes next. Where one reader cannot keep up (a
+//! cheap feature on several workers), a worker that finds no pair ready
+//! reads the next one itself, as every worker did before: the reader only
+//! adds. Only for features whose frames are independent: a temporal
+//! (windowed) extractor reads the earlier frames it needs itself
+//! ([`crate::features::gpu::score_parallel`]).
+
+use crate::features::Extractor;
+use crate::fixture::{FixtureError, Frame, PairSource};
+use crate::scores::Scores;
+use anyhow::{Result, anyhow, bail};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, channel, sync_channel};
+
+/// A frame pair read and its index, or the reading error that ends the pass.
+type Read = Result<(usize, Frame, Frame), FixtureError>;
+
+/// A pair of the pool waiting to be read into: the frames whose storage
+/// the next read reuses (none at first).
+type Free = (Option<Frame>, Option<Frame>);
+
+/// Scores every pair of `source` with `threads` workers and one reading
+/// thread (the module's comment); the scores are those of one extractor
+/// over every frame in order, since each frame is scored independently.
+pub fn score_read_ahead(
+    extractor: &(dyn Fn() -> Result<Box<dyn Extractor>> + Sync),
+    source: &dyn PairSource,
+    threads: usize,
+) -> Result<Scores> {
+    let frames = source.frames();
+    let threads = threads.clamp(1, frames.max(1));
+    let pool = 2 * threads + 2;
+    // The next frame not yet taken, by the reader or a worker.
+    let next = AtomicUsize::new(0);
+    let claim = || Some(next.fetch_add(1, Ordering::Relaxed)).filter(|&i| i < frames);
+    let (read_tx, read_rx) = sync_channel::<Read>(pool);
+    let (free_tx, free_rx) = channel::<Free>();
+    for _ in 0..pool {
+        free_tx.send((None, None)).map_err(|_| anyhow!("the pool of pairs closed"))?;
+    }
+    let read_rx = Mutex::new(read_rx);
+    type Part = (Vec<usize>, Scores, Box<dyn Extractor>);
+    let parts: Vec<Result<Part>> = std::thread::scope(|scope| {
+        let claim = &claim;
+        scope.spawn(move || read_pairs(source, claim, &free_rx, &read_tx));
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                let (free_tx, read_rx) = (free_tx.clone(), &read_rx);
+                scope.spawn(move || -> Result<Part> {
+                    let mut ext = extractor()?;
+                    if ext.window().is_some() || ext.gpu_driver().is_some() {
+                        bail!("the read-ahead engine scores independent frames on the CPU only");
+                    }
+                    let (mut mine, mut scores) = (Vec::new(), Scores::default());
+                    // The worker's own pair, for the frames it reads itself.
+                    let (mut r, mut d) = (None, None);
+                    loop {
+                        let ready =
+                            read_rx.lock().map_err(|_| anyhow!("the queue of read pairs is poisoned"))?.try_recv();
+                        let (index, reference, distorted, own) = match ready {
+                            Ok(pair) => {
+                                let (index, reference, distorted) = pair?;
+                                (index, reference, distorted, false)
+                            }
+                            Err(TryRecvError::Empty | TryRecvError::Disconnected) => match claim() {
+                                Some(index) => {
+                                    let (_, reference, distorted) = read_pair(source, index, &mut r, &mut d)?;
+                                    (index, reference, distorted, true)
+                                }
+                                // Every frame is taken: wait for what the reader
+                                // is still reading, until it is done.
+                                None => match next_pair(read_rx)? {
+                                    Some((index, reference, distorted)) => (index, reference, distorted, false),
+                                    None => break,
+                                },
+                            },
+                        };
+                        ext.extract(index, &reference, &distorted, &mut scores)?;
+                        mine.push(index);
+                        if own {
+                            (r, d) = (Some(reference), Some(distorted));
+                        } else {
+                            // The reader may have stopped (an error elsewhere):
+                            // then the pair is simply dropped.
+                            let _ = free_tx.send((Some(reference), Some(distorted)));
+                        }
+                    }
+                    ext.flush(&mut scores)?;
+                    Ok((mine, scores, ext))
+                })
+            })
+            .collect();
+        // Only the workers hold the pool's senders now: when they are all
+        // gone, the reader's wait for a free pair ends.
+        drop(free_tx);
+        workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(anyhow!("a worker panicked")))).collect()
+    });
+    let mut scores = Scores::default();
+    let mut first: Option<Box<dyn Extractor>> = None;
+    let mut scored = 0;
+    for part in parts {
+        let (mine, part, ext) = part?;
+        scored += mine.len();
+        for (metric, values) in part.metrics() {
+            for &index in &mine {
+                scores.record(metric, index, values.get(index).copied().unwrap_or(f64::NAN));
+            }
+        }
+        first.get_or_insert(ext);
+    }
+    if scored != frames {
+        bail!("{scored} of {frames} frame pairs scored");
+    }
+    scores.pad_to(frames);
+    if let Some(ext) = first {
+        ext.finish_sequence(&mut scores, frames)?;
+    }
+    Ok(scores)
+}
+
+/// The reading thread: takes a free pair of the pool, then the next frame
+/// no one has taken, and reads it; until every frame is taken, a reading
+/// error (sent on, for a worker to return) or no worker is left.
+fn read_pairs(
+    source: &dyn PairSource,
+    claim: &dyn Fn() -> Option<usize>,
+    free: &Receiver<Free>,
+    read: &SyncSender<Read>,
+) {
+    while let Ok((mut r, mut d)) = free.recv() {
+        let Some(index) = claim() else { return };
+        let pair = read_pair(source, index, &mut r, &mut d);
+        let failed = pair.is_err();
+        // The channel holds the whole pool: a send never waits.
+        if read.send(pair).is_err() || failed {
+            return;
+        }
+    }
+}
+
+/// Pair `index` of `source`, into the storage of `r` and `d` where it can.
+fn read_pair(source: &dyn PairSource, index: usize, r: &mut Option<Frame>, d: &mut Option<Frame>) -> Read {
+    source.frame_into(index, false, r)?;
+    source.frame_into(index, true, d)?;
+    match (r.take(), d.take()) {
+        (Some(r), Some(d)) => Ok((index, r, d)),
+        _ => Err(FixtureError::Invalid(format!("frame pair {index} was not read"))),
+    }
+}
+
+/// The next pair read, waiting for it; `None` once the reader is done.
+fn next_pair(read: &Mutex<Receiver<Read>>) -> Result<Option<(usize, Frame, Frame)>> {
+    let next = read.lock().map_err(|_| anyhow!("the queue of read pairs is poisoned"))?.recv();
+    match next {
+        Ok(pair) => Ok(Some(pair?)),
+        Err(_) => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{Chroma, Geometry, LoadedFixture};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn clip(frames: usize) -> LoadedFixture {
+        let geometry = Geometry { width: 4, height: 2, bit_depth: 8, chroma: Chroma::Yuv420 };
+        let frame =
+            |v: u8| Frame::new(geometry, crate::fixture::Samples::U8(vec![v; geometry.frame_samples()])).unwrap();
+        LoadedFixture {
+            geometry,
+            reference: (0..frames).map(|i| frame(i as u8)).collect(),
+            distorted: (0..frames).map(|i| frame(2 * i as u8)).collect(),
+        }
+    }
+
+    /// Scores each pair by its first samples, so a pair read for the wrong
+    /// index, or scored twice or never, shows.
+    struct FirstSamples(std::sync::Arc<AtomicUsize>);
+
+    impl Extractor for FirstSamples {
+        fn extract(&mut self, index: usize, r: &Frame, d: &Frame, out: &mut Scores) -> Result<()> {
+            let first = |f: &Frame| f.samples.as_bytes()[0] as f64;
+            out.record("sum", index, 1000.0 * index as f64 + first(r) + first(d) / 1000.0);
+            self.0.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn every_pair_is_scored_once_by_whichever_worker_takes_it() {
+        let fixture = clip(23);
+        for threads in [1, 2, 5] {
+            let (made, scored) = (AtomicUsize::new(0), std::sync::Arc::new(AtomicUsize::new(0)));
+            let make = || -> Result<Box<dyn Extractor>> {
+                made.fetch_add(1, Ordering::Relaxed);
+                Ok(Box::new(FirstSamples(scored.clone())))
+            };
+            let scores = score_read_ahead(&make, &fixture, threads).unwrap();
+            let want: Vec<f64> = (0..23).map(|i| 1000.0 * i as f64 + i as f64 + (2 * i) as f64 / 1000.0).collect();
+            assert_eq!(scores.get("sum").unwrap(), &want[..], "{threads} workers");
+            assert_eq!(made.load(Ordering::Relaxed), threads, "an extractor per worker");
+            assert_eq!(scored.load(Ordering::Relaxed), 23, "each pair once");
+        }
+    }
+
+    /// A pair source whose frame 5 cannot be read.
+    struct Unreadable(LoadedFixture);
+
+    impl PairSource for Unreadable {
+        fn geometry(&self) -> Geometry {
+            self.0.geometry
+        }
+        fn frames(&self) -> usize {
+            self.0.frames()
+        }
+        fn read_bytes(&self, index: usize, distorted: bool, dst: &mut [u8]) -> Result<(), FixtureError> {
+            self.0.read_bytes(index, distorted, dst)
+        }
+        fn frame(&self, index: usize, distorted: bool) -> Result<Frame, FixtureError> {
+            if index == 5 {
+                return Err(FixtureError::Truncated { path: "d.yuv".into(), frame: 5 });
+            }
+            self.0.frame(index, distorted)
+        }
+    }
+
+    #[test]
+    fn a_reading_error_or_a_failing_worker_ends_the_pass_with_its_error() {
+        let scored = std::sync::Arc::new(AtomicUsize::new(0));
+        let make = || -> Result<Box<dyn Extractor>> { Ok(Box::new(FirstSamples(scored.clone()))) };
+        let err = score_read_ahead(&make, &Unreadable(clip(40)), 2).unwrap_err();
+        assert!(format!("{err:#}").contains("d.yuv"), "{err:#}");
+
+        struct Fails;
+        impl Extractor for Fails {
+            fn extract(&mut self, index: usize, _: &Frame, _: &Frame, _: &mut Scores) -> Result<()> {
+                bail!("frame {index} failed")
+            }
+        }
+        // Every worker fails on its first pair; the reader, waiting for a
+        // free pair, stops when they are gone: no hang.
+        let err = score_read_ahead(&|| Ok(Box::new(Fails)), &clip(40), 3).unwrap_err();
+        assert!(format!("{err:#}").contains("failed"), "{err:#}");
+    }
+}
