@@ -13,6 +13,7 @@
 //! ([`crate::features::gpu::score_parallel`]).
 
 use crate::features::Extractor;
+use crate::features::gpu::{Part, merge_parts};
 use crate::fixture::{FixtureError, Frame, PairSource};
 use crate::scores::Scores;
 use anyhow::{Result, anyhow, bail};
@@ -47,7 +48,6 @@ pub fn score_read_ahead(
         free_tx.send((None, None)).map_err(|_| anyhow!("the pool of pairs closed"))?;
     }
     let read_rx = Mutex::new(read_rx);
-    type Part = (Vec<usize>, Scores, Box<dyn Extractor>);
     let parts: Vec<Result<Part>> = std::thread::scope(|scope| {
         let claim = &claim;
         scope.spawn(move || read_pairs(source, claim, &free_rx, &read_tx));
@@ -103,27 +103,11 @@ pub fn score_read_ahead(
         drop(free_tx);
         workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(anyhow!("a worker panicked")))).collect()
     });
-    let mut scores = Scores::default();
-    let mut first: Option<Box<dyn Extractor>> = None;
-    let mut scored = 0;
-    for part in parts {
-        let (mine, part, ext) = part?;
-        scored += mine.len();
-        for (metric, values) in part.metrics() {
-            for &index in &mine {
-                scores.record(metric, index, values.get(index).copied().unwrap_or(f64::NAN));
-            }
-        }
-        first.get_or_insert(ext);
-    }
-    if scored != frames {
+    let scored: usize = parts.iter().map(|p| p.as_ref().map_or(0, |(mine, _, _)| mine.len())).sum();
+    if parts.iter().all(Result::is_ok) && scored != frames {
         bail!("{scored} of {frames} frame pairs scored");
     }
-    scores.pad_to(frames);
-    if let Some(ext) = first {
-        ext.finish_sequence(&mut scores, frames)?;
-    }
-    Ok(scores)
+    merge_parts(parts, frames)
 }
 
 /// The reading thread: takes a free pair of the pool, then the next frame

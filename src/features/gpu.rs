@@ -641,7 +641,6 @@ pub fn score_parallel_after_warm_up(
 ) -> Result<Scores> {
     let frames = source.frames();
     let threads = threads.clamp(1, frames.max(1));
-    type Part = (Vec<usize>, Scores, Box<dyn Extractor>);
     let warm_frames = warm_up.as_ref().map_or(0, |w| w.frames);
     let parts = run_workers(threads, warm_up.as_ref().map(|w| w.on_ready), |k, arrival| -> Result<Part> {
         let mut ext = extractor()?;
@@ -673,6 +672,18 @@ pub fn score_parallel_after_warm_up(
         ext.flush(&mut scores)?;
         Ok((mine, scores, ext))
     });
+    merge_parts(parts, frames)
+}
+
+/// One worker's part of a pass: the frames it scored, their scores (by
+/// frame index) and its extractor.
+pub(crate) type Part = (Vec<usize>, Scores, Box<dyn Extractor>);
+
+/// The workers' parts as one pass's scores: each frame's from the worker
+/// that scored it, padded to `frames`, then [`Extractor::finish_sequence`]
+/// once (on the first worker's extractor); the first worker's error if any
+/// failed.
+pub(crate) fn merge_parts(parts: Vec<Result<Part>>, frames: usize) -> Result<Scores> {
     let mut scores = Scores::default();
     let mut first: Option<Box<dyn Extractor>> = None;
     for part in parts {
