@@ -78,6 +78,10 @@ pub struct Throughput {
     /// Host threads that read and uploaded frames (GPU backends), workers
     /// over the frames (cpu), or the external command's `{threads}`.
     pub threads: usize,
+    /// cpu rows reading a raw clip: whether one more thread read the next
+    /// pairs while the workers scored (libvmaf's model; only where a core
+    /// was left for it, and never for a temporal feature: read_ahead.rs).
+    pub reading_thread: Option<bool>,
     /// Frames read from the files and scored (external commands: whole
     /// processes, start-up and writing their output included).
     pub upload_included_fps: f64,
@@ -119,6 +123,7 @@ impl Throughput {
             backend: backend.into(),
             frames,
             threads: 1,
+            reading_thread: None,
             upload_included_fps: 0.0,
             upload_included_ms_per_frame: 0.0,
             upload_included_fps_rounds: Vec::new(),
@@ -454,8 +459,9 @@ fn measure(
             t.threads = threads;
             let make = || (imp.cpu)(geometry, &none);
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let reading_thread = !imp.temporal && threads < cores;
             let score = |source: &dyn PairSource| {
-                if imp.temporal || threads >= cores {
+                if !reading_thread {
                     score_parallel(&make, source, threads, &|| {})
                 } else {
                     score_read_ahead(&make, source, threads)
@@ -463,6 +469,7 @@ fn measure(
             };
             let included = match raw_pair(options)? {
                 Some(pair) => {
+                    t.reading_thread = Some(reading_thread);
                     score(&Looped { inner: &pair, frames: threads * 2 })?;
                     let t0 = Instant::now();
                     let timed = score(&Looped { inner: &pair, frames: options.frames })?;

@@ -389,6 +389,13 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
             clip::WARM_UP_FRAMES
         );
     }
+    if result.throughput.iter().any(|r| r.reading_thread == Some(true)) {
+        println!(
+            "cpu rows read as libvmaf's `--threads N` does: N workers score while, where a core is left, one \
+             more thread reads the next frame pairs (not for temporal features, whose workers read the \
+             earlier frames they need)."
+        );
+    }
     let externals: Vec<&clip::Throughput> =
         result.throughput.iter().filter(|r| r.process_runs.is_some() && r.error.is_none()).collect();
     if let Some(first) = externals.first() {
