@@ -235,4 +235,49 @@ mod tests {
         let err = score_read_ahead(&|| Ok(Box::new(Fails)), &clip(40), 3).unwrap_err();
         assert!(format!("{err:#}").contains("failed"), "{err:#}");
     }
+
+    /// A pair source that notes which thread read each frame.
+    struct ReadBy(LoadedFixture, Mutex<Vec<std::thread::ThreadId>>);
+
+    impl PairSource for ReadBy {
+        fn geometry(&self) -> Geometry {
+            self.0.geometry
+        }
+        fn frames(&self) -> usize {
+            self.0.frames()
+        }
+        fn read_bytes(&self, index: usize, distorted: bool, dst: &mut [u8]) -> Result<(), FixtureError> {
+            self.0.read_bytes(index, distorted, dst)
+        }
+        fn frame(&self, index: usize, distorted: bool) -> Result<Frame, FixtureError> {
+            self.1.lock().unwrap().push(std::thread::current().id());
+            self.0.frame(index, distorted)
+        }
+    }
+
+    #[test]
+    fn the_reading_thread_reads_ahead_while_a_slow_worker_scores() {
+        type Threads = std::sync::Arc<Mutex<Vec<std::thread::ThreadId>>>;
+        struct Slow(Threads);
+        impl Extractor for Slow {
+            fn extract(&mut self, index: usize, _: &Frame, _: &Frame, out: &mut Scores) -> Result<()> {
+                self.0.lock().unwrap().push(std::thread::current().id());
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                out.record("i", index, index as f64);
+                Ok(())
+            }
+        }
+        let scored_by = Threads::default();
+        let source = ReadBy(clip(12), Mutex::new(Vec::new()));
+        let scores = score_read_ahead(&|| Ok(Box::new(Slow(scored_by.clone()))), &source, 1).unwrap();
+        assert_eq!(scores.get("i").unwrap(), &(0..12).map(f64::from).collect::<Vec<_>>()[..]);
+        let worker = scored_by.lock().unwrap()[0];
+        let reads = source.1.lock().unwrap();
+        assert_eq!(reads.len(), 24, "both frames of each pair, once");
+        // The worker scores for 20 ms a pair, reading takes microseconds: the
+        // reader reads nearly every pair before it is asked (a reader that
+        // read nothing leaves 0; the margin is for a loaded machine).
+        let by_reader = reads.iter().filter(|&&t| t != worker).count();
+        assert!(by_reader >= 18, "the reader read {by_reader} of 24 frames");
+    }
 }
