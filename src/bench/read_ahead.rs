@@ -196,24 +196,36 @@ mod tests {
         }
     }
 
-    /// A pair source whose frame 5 cannot be read.
-    struct Unreadable(LoadedFixture);
+    /// A clip in memory whose frame `unreadable` cannot be read, and which
+    /// notes the thread that read each frame.
+    struct Watched {
+        clip: LoadedFixture,
+        unreadable: Option<usize>,
+        read_by: Mutex<Vec<std::thread::ThreadId>>,
+    }
 
-    impl PairSource for Unreadable {
+    impl Watched {
+        fn new(clip: LoadedFixture, unreadable: Option<usize>) -> Self {
+            Watched { clip, unreadable, read_by: Mutex::new(Vec::new()) }
+        }
+    }
+
+    impl PairSource for Watched {
         fn geometry(&self) -> Geometry {
-            self.0.geometry
+            self.clip.geometry
         }
         fn frames(&self) -> usize {
-            self.0.frames()
+            self.clip.frames()
         }
         fn read_bytes(&self, index: usize, distorted: bool, dst: &mut [u8]) -> Result<(), FixtureError> {
-            self.0.read_bytes(index, distorted, dst)
+            self.clip.read_bytes(index, distorted, dst)
         }
         fn frame(&self, index: usize, distorted: bool) -> Result<Frame, FixtureError> {
-            if index == 5 {
-                return Err(FixtureError::Truncated { path: "d.yuv".into(), frame: 5 });
+            if self.unreadable == Some(index) {
+                return Err(FixtureError::Truncated { path: "d.yuv".into(), frame: index });
             }
-            self.0.frame(index, distorted)
+            self.read_by.lock().unwrap().push(std::thread::current().id());
+            self.clip.frame(index, distorted)
         }
     }
 
@@ -221,7 +233,7 @@ mod tests {
     fn a_reading_error_or_a_failing_worker_ends_the_pass_with_its_error() {
         let scored = std::sync::Arc::new(AtomicUsize::new(0));
         let make = || -> Result<Box<dyn Extractor>> { Ok(Box::new(FirstSamples(scored.clone()))) };
-        let err = score_read_ahead(&make, &Unreadable(clip(40)), 2).unwrap_err();
+        let err = score_read_ahead(&make, &Watched::new(clip(40), Some(5)), 2).unwrap_err();
         assert!(format!("{err:#}").contains("d.yuv"), "{err:#}");
 
         struct Fails;
@@ -234,25 +246,6 @@ mod tests {
         // free pair, stops when they are gone: no hang.
         let err = score_read_ahead(&|| Ok(Box::new(Fails)), &clip(40), 3).unwrap_err();
         assert!(format!("{err:#}").contains("failed"), "{err:#}");
-    }
-
-    /// A pair source that notes which thread read each frame.
-    struct ReadBy(LoadedFixture, Mutex<Vec<std::thread::ThreadId>>);
-
-    impl PairSource for ReadBy {
-        fn geometry(&self) -> Geometry {
-            self.0.geometry
-        }
-        fn frames(&self) -> usize {
-            self.0.frames()
-        }
-        fn read_bytes(&self, index: usize, distorted: bool, dst: &mut [u8]) -> Result<(), FixtureError> {
-            self.0.read_bytes(index, distorted, dst)
-        }
-        fn frame(&self, index: usize, distorted: bool) -> Result<Frame, FixtureError> {
-            self.1.lock().unwrap().push(std::thread::current().id());
-            self.0.frame(index, distorted)
-        }
     }
 
     #[test]
@@ -268,11 +261,11 @@ mod tests {
             }
         }
         let scored_by = Threads::default();
-        let source = ReadBy(clip(12), Mutex::new(Vec::new()));
+        let source = Watched::new(clip(12), None);
         let scores = score_read_ahead(&|| Ok(Box::new(Slow(scored_by.clone()))), &source, 1).unwrap();
         assert_eq!(scores.get("i").unwrap(), &(0..12).map(f64::from).collect::<Vec<_>>()[..]);
         let worker = scored_by.lock().unwrap()[0];
-        let reads = source.1.lock().unwrap();
+        let reads = source.read_by.lock().unwrap();
         assert_eq!(reads.len(), 24, "both frames of each pair, once");
         // The worker scores for 20 ms a pair, reading takes microseconds: the
         // reader reads nearly every pair before it is asked (a reader that
