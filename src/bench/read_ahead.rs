@@ -19,7 +19,7 @@ use crate::scores::Scores;
 use anyhow::{Result, anyhow, bail};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, TryRecvError, channel, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, channel, sync_channel};
 
 /// A frame pair read and its index, or the reading error that ends the pass.
 type Read = Result<(usize, Frame, Frame), FixtureError>;
@@ -61,32 +61,14 @@ pub fn score_read_ahead(
                     }
                     let (mut mine, mut scores) = (Vec::new(), Scores::default());
                     // The worker's own pair, for the frames it reads itself.
-                    let (mut r, mut d) = (None, None);
-                    loop {
-                        let ready =
-                            read_rx.lock().map_err(|_| anyhow!("the queue of read pairs is poisoned"))?.try_recv();
-                        let (index, reference, distorted, own) = match ready {
-                            Ok(pair) => {
-                                let (index, reference, distorted) = pair?;
-                                (index, reference, distorted, false)
-                            }
-                            Err(TryRecvError::Empty | TryRecvError::Disconnected) => match claim() {
-                                Some(index) => {
-                                    let (_, reference, distorted) = read_pair(source, index, &mut r, &mut d)?;
-                                    (index, reference, distorted, true)
-                                }
-                                // Every frame is taken: wait for what the reader
-                                // is still reading, until it is done.
-                                None => match next_pair(read_rx)? {
-                                    Some((index, reference, distorted)) => (index, reference, distorted, false),
-                                    None => break,
-                                },
-                            },
-                        };
+                    let mut own_pair = (None, None);
+                    while let Some((index, reference, distorted, own)) =
+                        next_for_worker(read_rx, claim, source, &mut own_pair)?
+                    {
                         ext.extract(index, &reference, &distorted, &mut scores)?;
                         mine.push(index);
                         if own {
-                            (r, d) = (Some(reference), Some(distorted));
+                            own_pair = (Some(reference), Some(distorted));
                         } else {
                             // The reader may have stopped (an error elsewhere):
                             // then the pair is simply dropped.
@@ -99,7 +81,10 @@ pub fn score_read_ahead(
             })
             .collect();
         // Only the workers hold the pool's senders now: when they are all
-        // gone, the reader's wait for a free pair ends.
+        // gone, the reader's wait for a free pair ends. (That is why this
+        // engine spawns its own workers rather than run on
+        // `features::gpu::run_workers`, whose shared closure would keep a
+        // sender alive: with every worker failed, the reader would wait on.)
         drop(free_tx);
         workers.into_iter().map(|w| w.join().unwrap_or_else(|_| Err(anyhow!("a worker panicked")))).collect()
     });
@@ -140,11 +125,32 @@ fn read_pair(source: &dyn PairSource, index: usize, r: &mut Option<Frame>, d: &m
     }
 }
 
-/// The next pair read, waiting for it; `None` once the reader is done.
-fn next_pair(read: &Mutex<Receiver<Read>>) -> Result<Option<(usize, Frame, Frame)>> {
-    let next = read.lock().map_err(|_| anyhow!("the queue of read pairs is poisoned"))?.recv();
-    match next {
-        Ok(pair) => Ok(Some(pair?)),
+/// A worker's next pair and whether it read it itself: one the reader has
+/// ready; else the next frame no one has taken, read into the worker's
+/// `own` pair; else (every frame taken) what the reader is still reading,
+/// waiting for it. `None` once nothing is left.
+fn next_for_worker(
+    read: &Mutex<Receiver<Read>>,
+    claim: &dyn Fn() -> Option<usize>,
+    source: &dyn PairSource,
+    own: &mut Free,
+) -> Result<Option<(usize, Frame, Frame, bool)>> {
+    let queue = || read.lock().map_err(|_| anyhow!("the queue of read pairs is poisoned"));
+    let ready = queue()?.try_recv();
+    if let Ok(pair) = ready {
+        let (index, reference, distorted) = pair?;
+        return Ok(Some((index, reference, distorted, false)));
+    }
+    if let Some(index) = claim() {
+        let (_, reference, distorted) = read_pair(source, index, &mut own.0, &mut own.1)?;
+        return Ok(Some((index, reference, distorted, true)));
+    }
+    let waited = queue()?.recv();
+    match waited {
+        Ok(pair) => {
+            let (index, reference, distorted) = pair?;
+            Ok(Some((index, reference, distorted, false)))
+        }
         Err(_) => Ok(None),
     }
 }
