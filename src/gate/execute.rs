@@ -1,6 +1,8 @@
 //! Runs a plan: opens each backend once, reads each fixture once, computes
 //! each (backend, feature, fixture) side once in parallel ([`compute`], which
-//! `calibrate collect` shares), then diffs the sides of every cell.
+//! `calibrate collect` shares), then diffs the sides of every cell. A
+//! fixture's frames are held from its first side to its last, not for the
+//! whole run.
 
 use super::diff::{abs_diff_series, diff_metric};
 use super::plan::{CellPlan, Plan};
@@ -14,8 +16,8 @@ use crate::scores::Scores;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 #[derive(Debug, Clone, Default)]
@@ -37,6 +39,10 @@ pub struct RunOptions {
     /// otherwise the vulkan backend would only be unavailable. Checked
     /// while the fixtures are read, not before (tens of milliseconds).
     pub check_vulkan_device: bool,
+    /// Keep every fixture's frames until the run's [`Computed`] is dropped
+    /// (`calibrate collect` hashes them into its manifest); otherwise each
+    /// fixture's frames are let go when the last job that reads them ends.
+    pub keep_fixtures: bool,
 }
 
 /// What a run produced, before it becomes a report.
@@ -55,13 +61,65 @@ struct SideKey {
 }
 
 type Opened = Result<Arc<dyn Backend>, String>;
-type FixtureSlot = OnceLock<Result<Arc<LoadedFixture>, FixtureError>>;
+type ReadFixture = Result<Arc<LoadedFixture>, FixtureError>;
+
+/// One fixture's frames: read once (ahead while the backends open, else by
+/// the first side that needs them; a side that needs them while they are
+/// being read waits), shared by every side, and let go when the last job
+/// that reads them ends, so that a run holds the fixtures in flight rather
+/// than every fixture of its gates. A side reads under the slot's lock on
+/// one of rayon's workers, so reading must not wait on rayon's pool (a
+/// worker waiting there can take up a job that waits on this lock): the
+/// fixture readers are sequential (`fixture::synthetic` included).
+#[derive(Default)]
+struct FixtureSlot {
+    read: Mutex<Option<ReadFixture>>,
+    /// Jobs that read this fixture and have not ended.
+    users: AtomicUsize,
+}
+
+impl FixtureSlot {
+    /// The fixture as read, reading it with `read` if no one has.
+    fn get(&self, read: impl FnOnce() -> ReadFixture) -> ReadFixture {
+        self.lock().get_or_insert_with(read).clone()
+    }
+
+    /// Reads the fixture if no one has; an error stays for its sides.
+    fn read_ahead(&self, read: impl FnOnce() -> ReadFixture) {
+        self.lock().get_or_insert_with(read);
+    }
+
+    /// The fixture as read, if it was (and not let go since).
+    fn peek(&self) -> Option<ReadFixture> {
+        self.lock().clone()
+    }
+
+    /// A job that read the fixture ended; after the last, unless `keep`,
+    /// the frames go (a reading error stays: it is what the run reports).
+    /// A side's own `Arc` keeps them until that side is done with them.
+    fn job_ended(&self, keep: bool) {
+        if self.users.fetch_sub(1, Ordering::AcqRel) == 1 && !keep {
+            self.let_go();
+        }
+    }
+
+    fn let_go(&self) {
+        let mut read = self.lock();
+        if matches!(*read, Some(Ok(_))) {
+            *read = None;
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<ReadFixture>> {
+        self.read.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 /// Every side a plan's runnable cells need, computed once each, with the
 /// backends and fixtures they came from.
 pub struct Computed {
     backends: HashMap<(usize, String), Opened>,
-    fixtures: HashMap<(usize, String), FixtureSlot>,
+    fixtures: BTreeMap<(usize, String), FixtureSlot>,
     sides: HashMap<SideKey, ComputedSide>,
 }
 
@@ -90,9 +148,10 @@ impl Computed {
         self.sides.get(&key).map(|side| &side.result)
     }
 
-    /// A fixture as it was read (`None`: no side read it).
-    pub fn fixture(&self, gate: usize, name: &str) -> Option<&Result<Arc<LoadedFixture>, FixtureError>> {
-        self.fixtures.get(&(gate, name.to_string())).and_then(OnceLock::get)
+    /// A fixture as it was read (`None`: no side read it, or its frames
+    /// were let go: see [`RunOptions::keep_fixtures`]).
+    pub fn fixture(&self, gate: usize, name: &str) -> Option<ReadFixture> {
+        self.fixtures.get(&(gate, name.to_string())).and_then(FixtureSlot::peek)
     }
 
     /// `Ok` when both sides of `cell` could be computed; otherwise the
@@ -106,32 +165,33 @@ impl Computed {
 /// need, in parallel, reading each fixture once. `Err` only for a
 /// `--vulkan-device` that names nothing ([`RunOptions::check_vulkan_device`]).
 pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
-    let fixtures: HashMap<(usize, String), FixtureSlot> =
-        plan.cells.iter().map(|c| ((c.gate, c.fixture.clone()), OnceLock::new())).collect();
-    // Read the fixtures while the backends open: a GPU backend's loader and
-    // driver take tens of milliseconds to start, reading is I/O and copies.
+    // In (gate, name) order: the order the jobs take them in (`jobs`).
+    let fixtures: BTreeMap<(usize, String), FixtureSlot> =
+        plan.cells.iter().map(|c| ((c.gate, c.fixture.clone()), FixtureSlot::default())).collect();
+    let read = |gate: usize, name: &str| {
+        crate::trace::timed(&format!("fixture {name} read"), || {
+            load_fixture(find_fixture(&plan.gates[gate], name), options.max_frames)
+        })
+    };
+    // Read the first fixtures while the backends open: a GPU backend's
+    // loader and driver take tens of milliseconds to start, reading is I/O
+    // and copies. Only until they are open, so that the frames in memory
+    // stay those of the fixtures in flight; the sides read the rest.
+    let opened = AtomicBool::new(false);
     let backends = std::thread::scope(|scope| {
         scope.spawn(|| {
             for ((gate, name), slot) in &fixtures {
-                slot.get_or_init(|| {
-                    crate::trace::timed(&format!("fixture {name} read"), || {
-                        load_fixture(find_fixture(&plan.gates[*gate], name), options.max_frames)
-                    })
-                });
+                if opened.load(Ordering::Acquire) {
+                    break;
+                }
+                slot.read_ahead(|| read(*gate, name));
             }
         });
-        // The check's instance waits in `_spare` for the vulkan backend
-        // that opens next: one loader start, not two.
-        let _spare = match (&options.open.vulkan_device, options.check_vulkan_device) {
-            (Some(selector), true) => Some(
-                crate::backend::vulkan::check_selector(selector)
-                    .map_err(|e| format!("--vulkan-device {selector}: {e}"))?,
-            ),
-            _ => None,
-        };
-        Ok::<_, String>(crate::trace::timed("backends opened", || open_backends(plan, &options.open)))
+        let backends = open_all_backends(plan, options);
+        opened.store(true, Ordering::Release);
+        backends
     })?;
-    crate::trace::mark("fixtures read");
+    crate::trace::mark("backends open");
 
     // The sides every runnable cell needs, each computed once.
     let mut needed = BTreeSet::new();
@@ -148,16 +208,24 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
         }
     }
     let needed: Vec<SideKey> = needed.into_iter().collect();
+    let jobs = jobs(&needed);
+    for job in &jobs {
+        fixtures[&(job[0].gate, job[0].fixture.clone())].users.fetch_add(1, Ordering::Relaxed);
+    }
+    if !options.keep_fixtures {
+        // Read ahead for cells that turned out not runnable.
+        fixtures.values().filter(|slot| slot.users.load(Ordering::Relaxed) == 0).for_each(FixtureSlot::let_go);
+    }
 
     let bar = progress_bar(options.progress, &needed, plan, &backends, options.max_frames);
-    let sides: HashMap<SideKey, ComputedSide> = jobs(&needed)
+    let sides: HashMap<SideKey, ComputedSide> = jobs
         .par_iter()
         .flat_map_iter(|job| {
             let gate = &plan.gates[job[0].gate];
             let fixture = find_fixture(gate, &job[0].fixture);
             let backend = backends[&(job[0].gate, job[0].backend.clone())].as_ref().expect("ready backend");
             let slot = &fixtures[&(job[0].gate, job[0].fixture.clone())];
-            let load = || slot.get_or_init(|| load_fixture(fixture, options.max_frames)).clone();
+            let load = || slot.get(|| read(job[0].gate, &job[0].fixture));
             let progress = JobProgress::new(&bar);
             let on_frame = || progress.frame();
             let requests: Vec<SideRequest> = job
@@ -167,7 +235,9 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
                     SideRequest { feature, fixture, frames: &load, on_frame: &on_frame }
                 })
                 .collect();
-            compute_job(backend.as_ref(), job, &requests, &|| progress.rewind())
+            let computed = compute_job(backend.as_ref(), job, &requests, &|| progress.rewind());
+            slot.job_ended(options.keep_fixtures);
+            computed
         })
         .collect();
     bar.finish_and_clear();
@@ -175,9 +245,26 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
     Ok(Computed { backends, fixtures, sides })
 }
 
+/// The backends a plan names, opened; `Err` for a `--vulkan-device` that
+/// names nothing where the options say to check it.
+fn open_all_backends(plan: &Plan, options: &RunOptions) -> Result<HashMap<(usize, String), Opened>, String> {
+    // The check's instance waits in `_spare` for the vulkan backend that
+    // opens next: one loader start, not two.
+    let _spare = match (&options.open.vulkan_device, options.check_vulkan_device) {
+        (Some(selector), true) => Some(
+            crate::backend::vulkan::check_selector(selector).map_err(|e| format!("--vulkan-device {selector}: {e}"))?,
+        ),
+        _ => None,
+    };
+    Ok(crate::trace::timed("backends opened", || open_backends(plan, &options.open)))
+}
+
 /// The needed sides as units of work: sides of one backend and fixture
 /// whose features have a joint pass ([`crate::features::JointImpl`]) make
 /// one job, in the pass's order; every other side is a job of its own.
+/// Jobs come in (gate, fixture) order, each fixture's together, so that
+/// the workers go through the fixtures a few at a time and each fixture's
+/// frames can go once its jobs are done ([`FixtureSlot`]).
 fn jobs(needed: &[SideKey]) -> Vec<Vec<SideKey>> {
     let mut taken = vec![false; needed.len()];
     let mut out = Vec::new();
@@ -197,6 +284,7 @@ fn jobs(needed: &[SideKey]) -> Vec<Vec<SideKey>> {
         }
         out.push(members.into_iter().map(|j| needed[j].clone()).collect());
     }
+    out.sort_by(|a: &Vec<SideKey>, b| (a[0].gate, &a[0].fixture).cmp(&(b[0].gate, &b[0].fixture)));
     out
 }
 
@@ -769,6 +857,67 @@ mod tests {
             assert!(got.contains(&vec![alone.to_string()]), "{alone}: {got:?}");
         }
         assert_eq!(jobs.iter().map(Vec::len).sum::<usize>(), needed.len());
+    }
+
+    #[test]
+    fn jobs_take_each_fixture_together() {
+        // The sides' own order (backend first) interleaves the fixtures.
+        let needed: BTreeSet<SideKey> = ["cpu", "vulkan"]
+            .into_iter()
+            .flat_map(|b| ["psnr", "vif"].map(move |f| (b, f)))
+            .flat_map(|(b, f)| ["a", "b", "c"].map(move |x| key(0, b, f, x)))
+            .chain([key(1, "cpu", "psnr", "a")])
+            .collect();
+        let needed: Vec<SideKey> = needed.into_iter().collect();
+        let order: Vec<(usize, String)> = jobs(&needed).iter().map(|j| (j[0].gate, j[0].fixture.clone())).collect();
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(order, sorted);
+        assert_eq!(order.len(), needed.len());
+    }
+
+    fn tiny_fixture() -> LoadedFixture {
+        let geometry =
+            crate::fixture::Geometry { width: 4, height: 4, bit_depth: 8, chroma: crate::fixture::Chroma::Yuv420 };
+        LoadedFixture { geometry, reference: Vec::new(), distorted: Vec::new() }
+    }
+
+    #[test]
+    fn a_fixture_is_read_once_and_let_go_after_its_last_job() {
+        let slot = FixtureSlot::default();
+        slot.users.store(2, Ordering::Relaxed);
+        let reads = AtomicUsize::new(0);
+        let read = || {
+            reads.fetch_add(1, Ordering::Relaxed);
+            Ok(Arc::new(tiny_fixture()))
+        };
+        slot.read_ahead(read);
+        let first = slot.get(read).expect("read");
+        let second = slot.get(read).expect("read");
+        assert!(Arc::ptr_eq(&first, &second));
+        assert_eq!(reads.load(Ordering::Relaxed), 1);
+        slot.job_ended(false);
+        assert!(slot.peek().is_some(), "one job still reads it");
+        slot.job_ended(false);
+        assert!(slot.peek().is_none(), "the last job ended");
+        // A side that still holds the frames keeps them.
+        assert_eq!(first.geometry.width, 4);
+    }
+
+    #[test]
+    fn kept_fixtures_and_reading_errors_stay() {
+        let kept = FixtureSlot::default();
+        kept.users.store(1, Ordering::Relaxed);
+        kept.read_ahead(|| Ok(Arc::new(tiny_fixture())));
+        kept.job_ended(true);
+        assert!(matches!(kept.peek(), Some(Ok(_))));
+
+        let failed = FixtureSlot::default();
+        failed.users.store(1, Ordering::Relaxed);
+        let error = FixtureError::UnexpectedFrameCount { expected: 2, actual: 1 };
+        assert_eq!(failed.get(|| Err(error.clone())).err(), Some(error.clone()));
+        failed.job_ended(false);
+        assert_eq!(failed.peek().and_then(Result::err), Some(error));
     }
 
     /// A backend whose joint pass scores every side `joint`'s value (fails
