@@ -112,8 +112,8 @@ pub fn collect(request: Request) -> Result<Collection> {
         open: request.open,
         progress: request.progress,
         max_frames: request.frames,
-        // The manifest hashes each fixture's frames after the sides.
-        keep_fixtures: true,
+        // The manifest's hashes of each fixture's frames, taken as they go.
+        fingerprint_fixtures: true,
         ..RunOptions::default()
     };
     let computed = gate::compute(&plan, &options).map_err(anyhow::Error::msg)?;
@@ -290,9 +290,9 @@ pub fn collect(request: Request) -> Result<Collection> {
     let mut fixtures = Vec::new();
     for name in &used_fixtures {
         let decl = gate.fixtures.iter().find(|f| f.name == *name).expect("planned fixture");
-        match computed.fixture(0, name) {
-            Some(Ok(loaded)) => {
-                fixtures.push(FixtureEntry::of(name, describe(&decl.reference), describe(&decl.distorted), &loaded))
+        match computed.fingerprint(0, name) {
+            Some(Ok(print)) => {
+                fixtures.push(FixtureEntry::of(name, describe(&decl.reference), describe(&decl.distorted), &print))
             }
             Some(Err(e)) => bail!("fixture {name}: {e}"),
             None => bail!("fixture {name} was not read"),

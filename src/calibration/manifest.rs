@@ -4,11 +4,10 @@
 //! `<output>.manifest.json` unless `--manifest-out` says otherwise.
 
 use crate::backend::DeviceInfo;
-use crate::fixture::{Geometry, LoadedFixture, Samples};
+use crate::fixture::{Fingerprint, Geometry};
 use crate::report::model::Tool;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 
 pub const KIND: &str = "ulpgate-calibration-corpus";
@@ -134,32 +133,16 @@ pub struct FixtureEntry {
     pub distorted_sha256: String,
 }
 
-/// SHA-256 of frames as [`FixtureEntry`] describes it.
-pub fn frames_sha256<'a>(frames: impl IntoIterator<Item = &'a crate::fixture::Frame>) -> String {
-    let mut h = Sha256::new();
-    for f in frames {
-        match &*f.samples {
-            Samples::U8(v) => h.update(v),
-            Samples::U16(v) => {
-                let mut buf = Vec::with_capacity(v.len() * 2);
-                v.iter().for_each(|s| buf.extend_from_slice(&s.to_le_bytes()));
-                h.update(&buf);
-            }
-        }
-    }
-    super::hex(&h.finalize())
-}
-
 impl FixtureEntry {
-    pub fn of(name: &str, reference: String, distorted: String, loaded: &LoadedFixture) -> Self {
+    pub fn of(name: &str, reference: String, distorted: String, print: &Fingerprint) -> Self {
         FixtureEntry {
             name: name.to_string(),
             reference,
             distorted,
-            geometry: loaded.geometry,
-            frames: loaded.frames(),
-            reference_sha256: frames_sha256(&loaded.reference),
-            distorted_sha256: frames_sha256(&loaded.distorted),
+            geometry: print.geometry,
+            frames: print.frames,
+            reference_sha256: print.reference_sha256.clone(),
+            distorted_sha256: print.distorted_sha256.clone(),
         }
     }
 }
@@ -193,25 +176,10 @@ pub fn read(path: &Path) -> anyhow::Result<(Manifest, Vec<u8>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fixture::Chroma;
 
     #[test]
     fn the_default_sidecar_sits_beside_the_corpus() {
         assert_eq!(default_path(Path::new("out/c.csv")), PathBuf::from("out/c.csv.manifest.json"));
         assert_eq!(default_path(Path::new("c.jsonl")), PathBuf::from("c.jsonl.manifest.json"));
-    }
-
-    #[test]
-    fn frame_hashes_cover_exactly_the_frames_used() {
-        let fx = crate::features::testutil::synthetic(10, Chroma::Yuv420, 3);
-        let all = frames_sha256(&fx.reference);
-        assert_eq!(all.len(), 64);
-        assert_ne!(all, frames_sha256(&fx.reference[..2]));
-        assert_ne!(all, frames_sha256(&fx.distorted));
-        // 16-bit samples hash as little-endian bytes, like a raw .yuv file.
-        let bytes: Vec<u8> = fx.reference.iter().flat_map(|f| f.samples.as_bytes().to_vec()).collect();
-        if cfg!(target_endian = "little") {
-            assert_eq!(all, super::super::sha256_hex(&bytes));
-        }
     }
 }

@@ -132,7 +132,7 @@ pub fn run(args: Args) -> Outcome {
         arch_ids,
         offsets,
         check_vulkan_device: true,
-        keep_fixtures: false,
+        fingerprint_fixtures: false,
     };
     crate::trace::mark("gates loaded and planned");
     let outcome = gate::execute(&plan, &options).map_err(anyhow::Error::msg)?;

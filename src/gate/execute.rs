@@ -10,7 +10,7 @@ use crate::backend::{self, Backend, DeviceInfo, DeviceKind, OpenOptions, SideOut
 use crate::calibration::offsets::Offsets;
 use crate::config::calibration::Tolerance;
 use crate::config::{ResolvedBackend, ResolvedFixture, ResolvedGate};
-use crate::fixture::{FixtureError, FrameSource, LoadedFixture};
+use crate::fixture::{Fingerprint, FixtureError, FrameSource, LoadedFixture};
 use crate::report::model::{ArchOverride, Calibrated, Cell, Series, SideTiming, Status, Timing};
 use crate::scores::Scores;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -39,10 +39,11 @@ pub struct RunOptions {
     /// otherwise the vulkan backend would only be unavailable. Checked
     /// while the fixtures are read, not before (tens of milliseconds).
     pub check_vulkan_device: bool,
-    /// Keep every fixture's frames until the run's [`Computed`] is dropped
-    /// (`calibrate collect` hashes them into its manifest); otherwise each
-    /// fixture's frames are let go when the last job that reads them ends.
-    pub keep_fixtures: bool,
+    /// Keep each fixture's [`Fingerprint`] (its frames' SHA-256) for
+    /// [`Computed::fingerprint`] (`calibrate collect`'s manifest): taken
+    /// when the last job that reads the fixture ends, just before its
+    /// frames are let go as in any run.
+    pub fingerprint_fixtures: bool,
 }
 
 /// What a run produced, before it becomes a report.
@@ -76,6 +77,8 @@ struct FixtureSlot {
     read: Mutex<Option<ReadFixture>>,
     /// Jobs that read this fixture and have not ended.
     users: AtomicUsize,
+    /// What is kept of the frames after they go, where the run asks.
+    fingerprint: std::sync::OnceLock<Fingerprint>,
 }
 
 impl FixtureSlot {
@@ -94,19 +97,33 @@ impl FixtureSlot {
         self.lock().clone()
     }
 
-    /// A job that read the fixture ended; after the last, unless `keep`,
-    /// the frames go (a reading error stays: it is what the run reports).
-    /// A side's own `Arc` keeps them until that side is done with them.
-    fn job_ended(&self, keep: bool) {
-        if self.users.fetch_sub(1, Ordering::AcqRel) == 1 && !keep {
-            self.let_go();
+    /// A job that read the fixture ended; after the last the frames go,
+    /// fingerprinted first where `fingerprint` says (a reading error
+    /// stays: it is what the run reports). A side's own `Arc` keeps them
+    /// until that side is done with them.
+    fn job_ended(&self, fingerprint: bool) {
+        if self.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.let_go(fingerprint);
         }
     }
 
-    fn let_go(&self) {
+    fn let_go(&self, fingerprint: bool) {
         let mut read = self.lock();
-        if matches!(*read, Some(Ok(_))) {
+        if let Some(Ok(fixture)) = &*read {
+            if fingerprint {
+                // Hashing is sequential: nothing here waits on rayon's pool.
+                self.fingerprint.get_or_init(|| Fingerprint::of(fixture));
+            }
             *read = None;
+        }
+    }
+
+    /// The fingerprint taken when the frames went, else the reading error.
+    fn fingerprint(&self) -> Option<Result<Fingerprint, FixtureError>> {
+        match (self.fingerprint.get(), self.peek()) {
+            (Some(print), _) => Some(Ok(print.clone())),
+            (None, Some(Err(e))) => Some(Err(e)),
+            (None, _) => None,
         }
     }
 
@@ -148,10 +165,11 @@ impl Computed {
         self.sides.get(&key).map(|side| &side.result)
     }
 
-    /// A fixture as it was read (`None`: no side read it, or its frames
-    /// were let go: see [`RunOptions::keep_fixtures`]).
-    pub fn fixture(&self, gate: usize, name: &str) -> Option<ReadFixture> {
-        self.fixtures.get(&(gate, name.to_string())).and_then(FixtureSlot::peek)
+    /// A fixture's [`Fingerprint`], or the error reading it gave (`None`:
+    /// no side read it, or the run did not ask: see
+    /// [`RunOptions::fingerprint_fixtures`]).
+    pub fn fingerprint(&self, gate: usize, name: &str) -> Option<Result<Fingerprint, FixtureError>> {
+        self.fixtures.get(&(gate, name.to_string())).and_then(FixtureSlot::fingerprint)
     }
 
     /// `Ok` when both sides of `cell` could be computed; otherwise the
@@ -212,10 +230,8 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
     for job in &jobs {
         fixtures[&(job[0].gate, job[0].fixture.clone())].users.fetch_add(1, Ordering::Relaxed);
     }
-    if !options.keep_fixtures {
-        // Read ahead for cells that turned out not runnable.
-        fixtures.values().filter(|slot| slot.users.load(Ordering::Relaxed) == 0).for_each(FixtureSlot::let_go);
-    }
+    // Read ahead for cells that turned out not runnable.
+    fixtures.values().filter(|slot| slot.users.load(Ordering::Relaxed) == 0).for_each(|slot| slot.let_go(false));
 
     let bar = progress_bar(options.progress, &needed, plan, &backends, options.max_frames);
     let sides: HashMap<SideKey, ComputedSide> = jobs
@@ -236,7 +252,7 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
                 })
                 .collect();
             let computed = compute_job(backend.as_ref(), job, &requests, &|| progress.rewind());
-            slot.job_ended(options.keep_fixtures);
+            slot.job_ended(options.fingerprint_fixtures);
             computed
         })
         .collect();
@@ -905,19 +921,31 @@ mod tests {
     }
 
     #[test]
-    fn kept_fixtures_and_reading_errors_stay() {
-        let kept = FixtureSlot::default();
-        kept.users.store(1, Ordering::Relaxed);
-        kept.read_ahead(|| Ok(Arc::new(tiny_fixture())));
-        kept.job_ended(true);
-        assert!(matches!(kept.peek(), Some(Ok(_))));
+    fn a_fingerprint_is_taken_as_the_frames_go_and_reading_errors_stay() {
+        let fixture = crate::features::testutil::synthetic(8, crate::fixture::Chroma::Yuv420, 3);
+        let expected = Fingerprint::of(&fixture);
+        let printed = FixtureSlot::default();
+        printed.users.store(2, Ordering::Relaxed);
+        printed.read_ahead(|| Ok(Arc::new(fixture)));
+        printed.job_ended(true);
+        assert_eq!(printed.fingerprint(), None, "taken only when the last job ends");
+        printed.job_ended(true);
+        assert!(printed.peek().is_none(), "the frames went");
+        assert_eq!(printed.fingerprint(), Some(Ok(expected)));
+
+        let plain = FixtureSlot::default();
+        plain.users.store(1, Ordering::Relaxed);
+        plain.read_ahead(|| Ok(Arc::new(tiny_fixture())));
+        plain.job_ended(false);
+        assert_eq!(plain.fingerprint(), None, "not asked for");
 
         let failed = FixtureSlot::default();
         failed.users.store(1, Ordering::Relaxed);
         let error = FixtureError::UnexpectedFrameCount { expected: 2, actual: 1 };
         assert_eq!(failed.get(|| Err(error.clone())).err(), Some(error.clone()));
-        failed.job_ended(false);
-        assert_eq!(failed.peek().and_then(Result::err), Some(error));
+        failed.job_ended(true);
+        assert_eq!(failed.peek().and_then(Result::err), Some(error.clone()));
+        assert_eq!(failed.fingerprint(), Some(Err(error)));
     }
 
     /// A backend whose joint pass scores every side `joint`'s value (fails

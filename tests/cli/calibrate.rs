@@ -268,6 +268,31 @@ fn jsonl_corpora_and_too_few_frames_to_fit() {
 /// features of Research-0041's smoke set collected; then fit, the table
 /// written after the lavapipe glob, and a run
 /// that looks lavapipe's detected id up in the new row.
+/// The manifest's hashes are of the frames scored: for a raw clip and
+/// `--frames 3`, the SHA-256 of the file's first three frames' bytes.
+#[test]
+fn the_manifest_hashes_the_frames_that_were_scored() {
+    use sha2::{Digest, Sha256};
+    let dir = tempfile::tempdir().unwrap();
+    let body = format!(
+        "features: [psnr]\nbackends:\n  cpu: {{}}\n  opencl: {{required: true}}\npairs:\n  - [cpu, opencl]\nfixtures:\n{}",
+        reference_fixture("clip", "dist_blur")
+    );
+    let gate = gate(dir.path(), "clip.yaml", "clip", &body);
+    let corpus = dir.path().join("c.csv");
+    ok(ulpgate().args(["calibrate", "collect", "-q", "--frames", "3", "--gate"]).arg(&gate).arg("--out").arg(&corpus));
+    let frame_bytes = 200 * 184 * 3 / 2;
+    let hash = |file: &str| {
+        let bytes = std::fs::read(repo().join("fixtures/reference/testsrc2_200x184_8bit_420").join(file)).unwrap();
+        Sha256::digest(&bytes[..3 * frame_bytes]).iter().map(|b| format!("{b:02x}")).collect::<String>()
+    };
+    let m = read_json(&dir.path().join("c.csv.manifest.json"));
+    let fixture = &m["fixtures"][0];
+    assert_eq!(fixture["frames"], 3);
+    assert_eq!(fixture["reference_sha256"], hash("ref.yuv").as_str());
+    assert_eq!(fixture["distorted_sha256"], hash("dist_blur.yuv").as_str());
+}
+
 #[test]
 fn smoke_on_lavapipe_fit_write_table_and_run() {
     let dir = tempfile::tempdir().unwrap();
