@@ -160,9 +160,14 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
     let in_process =
         InProcess { gate_seconds, status: status.into(), cells: outcome.cells.len(), ok: count(Status::Ok) };
 
-    let mut fixtures: HashMap<(usize, String), Result<Arc<LoadedFixture>, FixtureError>> = HashMap::new();
+    // Fixture by fixture, each read once and let go before the next (the
+    // sides' table is keyed, so the order does not show).
+    let mut cells: Vec<_> = plan.cells.iter().collect();
+    cells.sort_by(|a, b| (a.gate, &a.fixture).cmp(&(b.gate, &b.fixture)));
+    type Read = Result<Arc<LoadedFixture>, FixtureError>;
+    let mut current: Option<((usize, String), Read)> = None;
     let mut sides: BTreeMap<SideKey, SideTiming> = BTreeMap::new();
-    for cell in &plan.cells {
+    for cell in cells {
         for name in [&cell.a, &cell.b] {
             let key = (cell.gate, cell.feature.name.clone(), cell.fixture.clone(), name.clone());
             if sides.contains_key(&key) {
@@ -178,10 +183,12 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
                 .iter()
                 .find(|f| f.name == cell.fixture)
                 .ok_or_else(|| anyhow!("fixture {} is not in gate {}", cell.fixture, gate.name))?;
-            let loaded = fixtures
-                .entry((cell.gate, cell.fixture.clone()))
-                .or_insert_with(|| LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(Arc::new))
-                .clone();
+            let at = (cell.gate, cell.fixture.clone());
+            if current.as_ref().is_none_or(|(held, _)| *held != at) {
+                drop(current.take()); // the last fixture's frames go before the next is read
+                current = Some((at, LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(Arc::new)));
+            }
+            let loaded = current.as_ref().map(|(_, loaded)| loaded.clone()).expect("just read");
             let frames = || loaded.clone();
             let request = SideRequest { feature: &cell.feature, fixture, frames: &frames, on_frame: &|| {} };
             let mut times = Vec::new();
