@@ -187,6 +187,41 @@ fn score_prints_libvmaf_json_at_full_precision() {
     assert_eq!(doc["device"]["kind"], "cpu");
 }
 
+/// `score` reads raw files frame by frame as it scores them (README): a
+/// windowed feature (motion reads earlier frames again) on the CPU and on
+/// lavapipe lands on libvmaf's recorded scores, frame by frame.
+#[test]
+fn score_of_raw_files_matches_libvmaf_for_a_windowed_feature() {
+    let golden: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string("fixtures/reference/scores/testsrc2_200x184_8bit_420/dist_x264/motion.json").unwrap(),
+    )
+    .unwrap();
+    for backend in ["cpu", "vulkan"] {
+        let out = ulpgate()
+            .args(["score", "--backend", backend, "--feature", "motion", "--width", "200", "--height", "184"])
+            .args(["--reference", "fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv"])
+            .args(["--distorted", "fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv"])
+            .args(["--vulkan-device", "llvmpipe"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{backend}: {}", String::from_utf8_lossy(&out.stderr));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let frames = doc["frames"].as_array().unwrap();
+        assert_eq!(frames.len(), 12, "{backend}");
+        let mut compared = 0;
+        for metric in ["integer_motion2", "integer_motion3"] {
+            let expected = golden["metrics"][metric].as_array().unwrap();
+            for (i, frame) in frames.iter().enumerate() {
+                let ours = frame["metrics"][metric].as_f64().unwrap();
+                let theirs = expected[i].as_f64().unwrap();
+                assert!((ours - theirs).abs() <= 1e-6, "{backend} {metric} frame {i}: {ours} vs {theirs}");
+                compared += 1;
+            }
+        }
+        assert_eq!(compared, 24);
+    }
+}
+
 #[test]
 fn the_summary_lists_failures_one_by_one_and_folds_what_passed() {
     // psnr against libvmaf at 1e-7 fails (printed at %.6f); float_psnr at

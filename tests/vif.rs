@@ -127,7 +127,7 @@ fn gpus() -> &'static [(&'static str, Arc<dyn Gpu>)] {
 fn assert_gpus_match_cpu(feature: &str, options: &Options, fixtures: &[(&str, &LoadedFixture)]) {
     let imp = features::find(feature).unwrap();
     for (backend, gpu) in gpus() {
-        for (name, fx) in fixtures {
+        for &(name, fx) in fixtures {
             let cpu = run_extractor((imp.cpu)(&fx.geometry, options).unwrap(), fx, &|| {})
                 .unwrap_or_else(|e| panic!("{feature} cpu on {name}: {e:#}"));
             let ext = (imp.gpu.unwrap())(gpu.clone(), &fx.geometry, options)

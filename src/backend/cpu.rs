@@ -55,16 +55,16 @@ impl Backend for CpuBackend {
         self.supports(request.feature)?;
         let imp = features::find(&request.feature.name).expect("checked by supports");
         let fixture = (request.frames)().map_err(|e| e.to_string())?;
-        let extractor = (imp.cpu)(&fixture.geometry, &request.feature.options).map_err(|e| format!("{e:#}"))?;
-        let scores = features::run_extractor(extractor, &fixture, request.on_frame).map_err(|e| format!("{e:#}"))?;
+        let extractor = (imp.cpu)(&fixture.geometry(), &request.feature.options).map_err(|e| format!("{e:#}"))?;
+        let scores = features::run_extractor(extractor, &*fixture, request.on_frame).map_err(|e| format!("{e:#}"))?;
         Ok(SideOutput { scores, frames: fixture.frames(), device: self.device.clone(), dispatches: None })
     }
 
     fn compute_joint(&self, requests: &[SideRequest<'_>]) -> Option<Result<Vec<SideOutput>, String>> {
         let plan = super::joint_plan(requests)?;
         let on_frame = || requests.iter().for_each(|r| (r.on_frame)());
-        let result = (plan.joint.cpu)(&plan.fixture.geometry, &plan.options)
-            .and_then(|extractor| features::run_extractor(extractor, &plan.fixture, &on_frame))
+        let result = (plan.joint.cpu)(&plan.fixture.geometry(), &plan.options)
+            .and_then(|extractor| features::run_extractor(extractor, &*plan.fixture, &on_frame))
             .and_then(|scores| plan.split(requests, &scores, &self.device, None));
         Some(result.map_err(|e| format!("{e:#}")))
     }

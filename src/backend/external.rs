@@ -9,7 +9,7 @@ pub mod template;
 use super::{Backend, DeviceInfo, DeviceKind, SideOutput, SideRequest};
 use crate::config::gate::{BackendKind, DeclaredDevice, DeclaredKind, ExternalCommand};
 use crate::config::{ResolvedBackend, ResolvedFeature, ResolvedFixture};
-use crate::fixture::{Frame, FrameSource, LoadedFixture};
+use crate::fixture::{FrameSource, PairSource};
 use crate::scores::{RecordedScores, parse_libvmaf_json};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -214,31 +214,30 @@ pub struct Inputs {
 /// paths; a Y4M header carries its own geometry, which the placeholders
 /// repeat), synthetic fixtures written out as raw YUV (16-bit little-endian
 /// samples above 8 bits, libvmaf's raw format).
-fn inputs(fixture: &ResolvedFixture, loaded: &LoadedFixture, dir: &Path) -> Result<Inputs, String> {
-    let file = |source: &FrameSource, frames: &[Frame], name: &str| -> Result<PathBuf, String> {
+fn inputs(fixture: &ResolvedFixture, loaded: &dyn PairSource, dir: &Path) -> Result<Inputs, String> {
+    let file = |source: &FrameSource, distorted: bool, name: &str| -> Result<PathBuf, String> {
         match source {
             FrameSource::Raw { path, .. } | FrameSource::Y4m { path } => {
                 std::path::absolute(path).map_err(|e| format!("{}: {e}", path.display()))
             }
-            FrameSource::Synthetic { .. } => write_raw(&dir.join(name), frames),
+            FrameSource::Synthetic { .. } => write_raw(&dir.join(name), loaded, distorted),
         }
     };
     Ok(Inputs {
-        reference: file(&fixture.reference, &loaded.reference, "reference.yuv")?,
-        distorted: file(&fixture.distorted, &loaded.distorted, "distorted.yuv")?,
-        geometry: loaded.geometry,
+        reference: file(&fixture.reference, false, "reference.yuv")?,
+        distorted: file(&fixture.distorted, true, "distorted.yuv")?,
+        geometry: loaded.geometry(),
     })
 }
 
-fn write_raw(path: &Path, frames: &[Frame]) -> Result<PathBuf, String> {
-    let write = || -> std::io::Result<()> {
-        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
-        for f in frames {
-            out.write_all(f.samples.as_bytes())?;
-        }
-        out.flush()
-    };
-    write().map_err(|e| format!("cannot write the synthetic fixture to {}: {e}", path.display()))?;
+fn write_raw(path: &Path, frames: &dyn PairSource, distorted: bool) -> Result<PathBuf, String> {
+    let failed = |e: &dyn std::fmt::Display| format!("cannot write the synthetic fixture to {}: {e}", path.display());
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(|e| failed(&e))?);
+    for i in 0..frames.frames() {
+        let frame = frames.frame(i, distorted).map_err(|e| failed(&e))?;
+        out.write_all(frame.samples.as_bytes()).map_err(|e| failed(&e))?;
+    }
+    out.flush().map_err(|e| failed(&e))?;
     Ok(path.to_path_buf())
 }
 
@@ -272,7 +271,7 @@ impl Backend for ExternalBackend {
             .prefix("ulpgate-external-")
             .tempdir()
             .map_err(|e| format!("cannot create a temporary folder: {e}"))?;
-        let inputs = inputs(request.fixture, &loaded, dir.path())?;
+        let inputs = inputs(request.fixture, &*loaded, dir.path())?;
         let recorded = self.score_files(&request.feature.name, &inputs, 1)?;
         if recorded.frames != loaded.frames() {
             return Err(format!(

@@ -8,7 +8,7 @@ use crate::config::gate::BackendKind;
 use crate::features;
 use crate::features::Extractor;
 use crate::features::gpu::score_parallel;
-use crate::fixture::LoadedFixture;
+use crate::fixture::PairSource;
 use crate::scores::Scores;
 use std::sync::Arc;
 
@@ -53,7 +53,7 @@ impl Backend for GpuBackend {
         let factory = imp.gpu.expect("checked by supports");
         let fixture = (request.frames)().map_err(|e| e.to_string())?;
         let (scores, device, dispatches) = self
-            .score(&fixture, request.on_frame, |gpu| factory(gpu, &fixture.geometry, &request.feature.options))
+            .score(&*fixture, request.on_frame, |gpu| factory(gpu, &fixture.geometry(), &request.feature.options))
             .map_err(|e| format!("{e:#}"))?;
         Ok(SideOutput { scores, frames: fixture.frames(), device, dispatches: Some(dispatches) })
     }
@@ -62,7 +62,7 @@ impl Backend for GpuBackend {
         let plan = super::joint_plan(requests)?;
         let on_frame = || requests.iter().for_each(|r| (r.on_frame)());
         let result = self
-            .score(&plan.fixture, &on_frame, |gpu| (plan.joint.gpu)(gpu, &plan.fixture.geometry, &plan.options))
+            .score(&*plan.fixture, &on_frame, |gpu| (plan.joint.gpu)(gpu, &plan.fixture.geometry(), &plan.options))
             .and_then(|(scores, device, dispatches)| plan.split(requests, &scores, &device, Some(dispatches)));
         Some(result.map_err(|e| format!("{e:#}")))
     }
@@ -74,7 +74,7 @@ impl GpuBackend {
     /// device that computed them and the dispatch count that proves it.
     fn score(
         &self,
-        fixture: &LoadedFixture,
+        fixture: &dyn PairSource,
         on_frame: &(dyn Fn() + Sync),
         make: impl Fn(Arc<dyn Gpu>) -> anyhow::Result<Box<dyn Extractor>> + Sync,
     ) -> anyhow::Result<(Scores, DeviceInfo, u64)> {

@@ -20,7 +20,7 @@ pub use gpu_backend::{GpuBackend, worker_threads};
 
 use crate::config::gate::BackendKind;
 use crate::config::{ResolvedBackend, ResolvedFeature, ResolvedFixture};
-use crate::fixture::{FixtureError, LoadedFixture};
+use crate::fixture::{FixtureError, PairSource};
 use crate::scores::Scores;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -62,11 +62,16 @@ pub struct DeviceInfo {
 }
 
 /// One side to compute.
+/// A side's frames: a fixture read into memory ([`crate::fixture::LoadedFixture`]), or one
+/// that reads each frame from its files when asked (a raw pair: `score`).
+pub type SideFrames = Arc<dyn PairSource + Send + Sync>;
+
 pub struct SideRequest<'a> {
     pub feature: &'a ResolvedFeature,
     pub fixture: &'a ResolvedFixture,
-    /// The fixture's frames, read on first use and shared by every side.
-    pub frames: &'a (dyn Fn() -> Result<Arc<LoadedFixture>, FixtureError> + Sync),
+    /// The fixture's frames, read on first use and shared by every side
+    /// (in memory), or read from the files as the side scores them.
+    pub frames: &'a (dyn Fn() -> Result<SideFrames, FixtureError> + Sync),
     /// Called after each frame is scored (progress).
     pub on_frame: &'a (dyn Fn() + Sync),
 }
@@ -88,7 +93,7 @@ pub struct SideOutput {
 pub(crate) struct JointPlan<'a> {
     pub joint: &'static crate::features::JointImpl,
     /// The fixture the requests share.
-    pub fixture: Arc<LoadedFixture>,
+    pub fixture: SideFrames,
     /// Each request's feature options, in order.
     pub options: Vec<&'a crate::features::Options>,
 }
@@ -120,7 +125,7 @@ pub(crate) fn joint_plan<'a>(requests: &'a [SideRequest<'_>]) -> Option<JointPla
     let joint = crate::features::find_joint(&names)?;
     let fixture = (requests.first()?.frames)().ok()?;
     let options: Vec<&crate::features::Options> = requests.iter().map(|r| &r.feature.options).collect();
-    (joint.shares)(&fixture.geometry, &options).then_some(JointPlan { joint, fixture, options })
+    (joint.shares)(&fixture.geometry(), &options).then_some(JointPlan { joint, fixture, options })
 }
 
 pub trait Backend: Send + Sync {

@@ -3,7 +3,7 @@
 //! same run in-process, and each side alone, warm.
 
 use super::{Machine, Stats, rate};
-use crate::backend::{self, Backend, DeviceInfo, DeviceKind, OpenOptions, SideRequest};
+use crate::backend::{self, Backend, DeviceInfo, DeviceKind, OpenOptions, SideFrames, SideRequest};
 use crate::fixture::{FixtureError, LoadedFixture};
 use crate::gate::{self, Plan, RunOptions};
 use crate::report::model::Status;
@@ -189,7 +189,7 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
                 current = Some((at, LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(Arc::new)));
             }
             let loaded = current.as_ref().map(|(_, loaded)| loaded.clone()).expect("just read");
-            let frames = || loaded.clone();
+            let frames = || loaded.clone().map(|f| f as SideFrames);
             let request = SideRequest { feature: &cell.feature, fixture, frames: &frames, on_frame: &|| {} };
             let mut times = Vec::new();
             let mut error = None;

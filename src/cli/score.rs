@@ -1,13 +1,13 @@
 use super::Outcome;
 use super::video::GeometryArgs;
-use crate::backend::{self, OpenOptions, SideRequest};
+use crate::backend::{self, OpenOptions, SideFrames, SideRequest};
 use crate::config::ResolvedBackend;
 use crate::config::ResolvedFeature;
 use crate::config::ResolvedFixture;
 use crate::config::gate::{BackendKind, DeviceSelector};
 use crate::config::suggest::nearest;
 use crate::features::{self, Options};
-use crate::fixture::LoadedFixture;
+use crate::fixture::{FixtureError, FrameSource, LoadedFixture, RawPair};
 use crate::report::write::Staged;
 use crate::scores::to_libvmaf_json;
 use anyhow::{Context, anyhow};
@@ -94,9 +94,18 @@ pub fn run(args: Args) -> Outcome {
     };
     let backend = backend::open(&decl, &open).map_err(|r| anyhow!("{} unavailable: {r}", args.backend))?;
     backend.supports(&feature).map_err(|r| anyhow!("{}: {r}", args.backend))?;
-    let slot: OnceLock<Result<Arc<LoadedFixture>, crate::fixture::FixtureError>> = OnceLock::new();
-    let load =
-        || slot.get_or_init(|| LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(Arc::new)).clone();
+    // Raw files are read frame by frame as the side scores them (a long
+    // clip costs no memory); Y4M and synthetic sources are read whole.
+    let slot: OnceLock<Result<SideFrames, FixtureError>> = OnceLock::new();
+    let load = || {
+        slot.get_or_init(|| match (&fixture.reference, &fixture.distorted) {
+            (FrameSource::Raw { path: r, geometry }, FrameSource::Raw { path: d, .. }) => {
+                RawPair::open(r, d, *geometry).map(|pair| Arc::new(pair) as SideFrames)
+            }
+            _ => LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(|f| Arc::new(f) as SideFrames),
+        })
+        .clone()
+    };
     let request = SideRequest { feature: &feature, fixture: &fixture, frames: &load, on_frame: &|| {} };
     let out = backend.compute(&request).map_err(|e| anyhow!("{e}"))?;
     let mut scores = out.scores;

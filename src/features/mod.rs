@@ -20,7 +20,7 @@ pub mod sums;
 pub mod vif;
 
 use crate::backend::gpu::Gpu;
-use crate::fixture::{Frame, Geometry, LoadedFixture, PairSource};
+use crate::fixture::{Frame, Geometry, PairSource};
 use crate::scores::Scores;
 use anyhow::Result;
 use serde_json::Value;
@@ -207,19 +207,24 @@ pub fn kernel_specs() -> Vec<&'static crate::backend::gpu::KernelSpec> {
     out
 }
 
-/// Runs an extractor over every frame of a fixture; `on_frame` is called
-/// after each frame (progress).
+/// Runs an extractor over every frame of a fixture, in memory or read
+/// frame by frame from its files; `on_frame` is called after each frame
+/// (progress).
 pub fn run_extractor(
     mut extractor: Box<dyn Extractor>,
-    fixture: &LoadedFixture,
+    fixture: &dyn PairSource,
     on_frame: &dyn Fn(),
 ) -> Result<Scores> {
     let mut scores = Scores::default();
     let windowed = extractor.window().is_some();
-    for (i, (r, d)) in fixture.reference.iter().zip(&fixture.distorted).enumerate() {
+    // Read into the same storage frame after frame (a file's frames).
+    let (mut reference, mut distorted) = (None, None);
+    for i in 0..fixture.frames() {
         if windowed {
             extractor.extract_at(i, fixture, &mut scores)?;
         } else {
+            let r = fixture.frame_into(i, false, &mut reference)?;
+            let d = fixture.frame_into(i, true, &mut distorted)?;
             extractor.extract(i, r, d, &mut scores)?;
         }
         on_frame();

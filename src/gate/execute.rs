@@ -6,7 +6,7 @@
 
 use super::diff::{abs_diff_series, diff_metric};
 use super::plan::{CellPlan, Plan};
-use crate::backend::{self, Backend, DeviceInfo, DeviceKind, OpenOptions, SideOutput, SideRequest};
+use crate::backend::{self, Backend, DeviceInfo, DeviceKind, OpenOptions, SideFrames, SideOutput, SideRequest};
 use crate::calibration::offsets::Offsets;
 use crate::config::calibration::Tolerance;
 use crate::config::{ResolvedBackend, ResolvedFixture, ResolvedGate};
@@ -241,7 +241,7 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
             let fixture = find_fixture(gate, &job[0].fixture);
             let backend = backends[&(job[0].gate, job[0].backend.clone())].as_ref().expect("ready backend");
             let slot = &fixtures[&(job[0].gate, job[0].fixture.clone())];
-            let load = || slot.get(|| read(job[0].gate, &job[0].fixture));
+            let load = || slot.get(|| read(job[0].gate, &job[0].fixture)).map(|f| f as SideFrames);
             let progress = JobProgress::new(&bar);
             let on_frame = || progress.frame();
             let requests: Vec<SideRequest> = job
