@@ -167,12 +167,7 @@ fn filters_narrow_the_cells_and_typos_get_suggestions() {
 
 #[test]
 fn score_prints_libvmaf_json_at_full_precision() {
-    let out = ulpgate()
-        .args(["score", "--backend", "cpu", "--feature", "psnr", "--width", "200", "--height", "184"])
-        .args(["--reference", "fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv"])
-        .args(["--distorted", "fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv"])
-        .output()
-        .unwrap();
+    let out = score_reference_clip("cpu", "psnr").output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let frames = doc["frames"].as_array().unwrap();
@@ -197,13 +192,7 @@ fn score_of_raw_files_matches_libvmaf_for_a_windowed_feature() {
     )
     .unwrap();
     for backend in ["cpu", "vulkan"] {
-        let out = ulpgate()
-            .args(["score", "--backend", backend, "--feature", "motion", "--width", "200", "--height", "184"])
-            .args(["--reference", "fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv"])
-            .args(["--distorted", "fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv"])
-            .args(["--vulkan-device", "llvmpipe"])
-            .output()
-            .unwrap();
+        let out = score_reference_clip(backend, "motion").args(["--vulkan-device", "llvmpipe"]).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "{backend}: {}", String::from_utf8_lossy(&out.stderr));
         let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let frames = doc["frames"].as_array().unwrap();

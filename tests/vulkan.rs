@@ -210,11 +210,8 @@ fn devices_lists_lavapipe_as_a_table_and_as_json() {
 
 #[test]
 fn kernel_times_name_every_kernel_a_feature_dispatched() {
-    let out = ulpgate()
+    let out = common::score_reference_clip("vulkan", "float_moment")
         .env("ULPGATE_KERNEL_TIMES", "1")
-        .args(["score", "--backend", "vulkan", "--feature", "float_moment", "--width", "200", "--height", "184"])
-        .args(["--reference", "fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv"])
-        .args(["--distorted", "fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv"])
         .args(["--json-out", "/dev/null"])
         .output()
         .unwrap();
@@ -229,13 +226,8 @@ fn kernel_times_name_every_kernel_a_feature_dispatched() {
     assert!(fields[3].parse::<f64>().is_ok_and(|ms| ms > 0.0), "{row}");
 
     // Off by default: nothing printed.
-    let out = ulpgate()
-        .args(["score", "--backend", "vulkan", "--feature", "float_moment", "--width", "200", "--height", "184"])
-        .args(["--reference", "fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv"])
-        .args(["--distorted", "fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv"])
-        .args(["--json-out", "/dev/null"])
-        .output()
-        .unwrap();
+    let out =
+        common::score_reference_clip("vulkan", "float_moment").args(["--json-out", "/dev/null"]).output().unwrap();
     assert!(!String::from_utf8_lossy(&out.stderr).contains("kernel times"));
 }
 

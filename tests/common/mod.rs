@@ -16,6 +16,17 @@ pub fn ulpgate() -> Command {
     cmd
 }
 
+/// `ulpgate score` of `feature` on `backend` over the committed 200x184
+/// reference clip and its x264 distortion (raw 8-bit 4:2:0, 12 frames).
+#[allow(dead_code)] // not every test binary that includes this module scores
+pub fn score_reference_clip(backend: &str, feature: &str) -> Command {
+    let mut cmd = ulpgate();
+    cmd.args(["score", "--backend", backend, "--feature", feature, "--width", "200", "--height", "184"])
+        .args(["--reference", "fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv"])
+        .args(["--distorted", "fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv"]);
+    cmd
+}
+
 /// Writes `yaml` to `dir/name` with `@ROOT@` replaced by the repository root.
 pub fn write(dir: &Path, name: &str, yaml: &str) -> PathBuf {
     let path = dir.join(name);
