@@ -54,14 +54,17 @@ fn the_registry_names_exactly_what_each_implementation_emits() {
 
 #[test]
 fn y4m_fixtures_run_end_to_end() {
-    // The 8-bit 4:2:0 reference pair as Y4M: the header carries the geometry.
+    // The 8-bit 4:2:0 reference pair as Y4M: the header carries the geometry;
+    // every other frame header carries parameters, so the frames' samples
+    // do not lie at a fixed stride (they are read by position through an
+    // index of the headers).
     let dir = tempfile::tempdir().unwrap();
     for (src, dst) in [("ref", "ref.y4m"), ("dist_x264", "dist.y4m")] {
         let raw =
             std::fs::read(root().join(format!("fixtures/reference/testsrc2_200x184_8bit_420/{src}.yuv"))).unwrap();
         let mut y4m = b"YUV4MPEG2 W200 H184 F24:1 Ip A1:1 C420jpeg\n".to_vec();
-        for frame in raw.chunks(55200) {
-            y4m.extend_from_slice(b"FRAME\n");
+        for (i, frame) in raw.chunks(55200).enumerate() {
+            y4m.extend_from_slice(if i % 2 == 0 { b"FRAME\n".as_slice() } else { b"FRAME Ip XFRAME=odd\n" });
             y4m.extend_from_slice(frame);
         }
         std::fs::write(dir.path().join(dst), y4m).unwrap();
@@ -70,16 +73,20 @@ fn y4m_fixtures_run_end_to_end() {
         dir.path(),
         "g.yaml",
         &format!(
-            "{HEADER}features: all\nbackends: {{cpu: {{}}, golden: {{}}}}\npairs:\n  - a: golden\n    b: cpu\n    features: [psnr, float_psnr, float_moment, float_ansnr]\n    tolerance: {{abs: 1.0e-6, adr: printed precision}}\nfixtures:\n  - name: y4m\n    reference: ref.y4m\n    distorted: dist.y4m\n    frames: 12\n    golden: @ROOT@/fixtures/reference/scores/testsrc2_200x184_8bit_420/dist_x264\n"
+            "{HEADER}features: all\nbackends: {{cpu: {{}}, golden: {{}}}}\npairs:\n  - a: golden\n    b: cpu\n    features: [psnr, float_psnr, float_moment, float_ansnr, motion]\n    tolerance: {{abs: 1.0e-6, adr: printed precision}}\nfixtures:\n  - name: y4m\n    reference: ref.y4m\n    distorted: dist.y4m\n    frames: 12\n    golden: @ROOT@/fixtures/reference/scores/testsrc2_200x184_8bit_420/dist_x264\n"
         ),
     );
-    let out = ulpgate().arg("run").arg(&g).arg("--quiet").output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("OK: 4 cells, 4 OK"));
+    // Held in memory (the default), and read from the files frame by frame
+    // by each side (motion reads earlier frames again).
+    for memory in [&[][..], &["--fixture-memory", "0"]] {
+        let out = ulpgate().arg("run").arg(&g).arg("--quiet").args(memory).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{memory:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("OK: 5 cells, 5 OK"), "{memory:?}");
+    }
 }

@@ -186,7 +186,7 @@ fn score_prints_libvmaf_json_at_full_precision() {
 /// windowed feature (motion reads earlier frames again) on the CPU and on
 /// lavapipe lands on libvmaf's recorded scores, frame by frame.
 #[test]
-fn score_of_raw_files_matches_libvmaf_for_a_windowed_feature() {
+fn score_of_raw_and_y4m_files_matches_libvmaf_for_a_windowed_feature() {
     let golden: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string("fixtures/reference/scores/testsrc2_200x184_8bit_420/dist_x264/motion.json").unwrap(),
     )
@@ -208,6 +208,32 @@ fn score_of_raw_files_matches_libvmaf_for_a_windowed_feature() {
             }
         }
         assert_eq!(compared, 24);
+        // The same clip as Y4M (every other frame header with parameters,
+        // so its frames lie at no fixed stride) scores the same, read frame
+        // by frame through an index of its frame headers.
+        let dir = tempfile::tempdir().unwrap();
+        let y4m = |name: &str| {
+            let raw = std::fs::read(format!("fixtures/reference/testsrc2_200x184_8bit_420/{name}.yuv")).unwrap();
+            let mut out = b"YUV4MPEG2 W200 H184 F24:1 Ip A1:1 C420jpeg\n".to_vec();
+            for (i, frame) in raw.chunks(200 * 184 * 3 / 2).enumerate() {
+                out.extend_from_slice(if i % 2 == 1 { b"FRAME Ip\n".as_slice() } else { b"FRAME\n" });
+                out.extend_from_slice(frame);
+            }
+            let path = dir.path().join(format!("{name}.y4m"));
+            std::fs::write(&path, out).unwrap();
+            path
+        };
+        let (reference, distorted) = (y4m("ref"), y4m("dist_x264"));
+        let out = ulpgate()
+            .args(["score", "--backend", backend, "--feature", "motion", "--vulkan-device", "llvmpipe"])
+            .arg("--reference")
+            .arg(&reference)
+            .arg("--distorted")
+            .arg(&distorted)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{backend} y4m: {}", String::from_utf8_lossy(&out.stderr));
+        assert_eq!(serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(), doc, "{backend} y4m");
     }
 }
 

@@ -61,11 +61,12 @@ pub struct DeviceInfo {
     pub pci_bus_id: Option<String>,
 }
 
-/// One side to compute.
 /// A side's frames: a fixture read into memory ([`crate::fixture::LoadedFixture`]), or one
-/// that reads each frame from its files when asked (a raw pair: `score`).
+/// that reads each frame from its files when asked ([`crate::fixture::FilePair`]:
+/// `score`, and a fixture larger than a run's `--fixture-memory`).
 pub type SideFrames = Arc<dyn PairSource + Send + Sync>;
 
+/// One side to compute.
 pub struct SideRequest<'a> {
     pub feature: &'a ResolvedFeature,
     pub fixture: &'a ResolvedFixture,

@@ -23,7 +23,7 @@ use crate::config::ResolvedBackend;
 use crate::config::gate::BackendKind;
 use crate::features::gpu::{IN_FLIGHT, WarmUp, run_workers, score_parallel, score_parallel_after_warm_up};
 use crate::features::{self, Extractor, FeatureImpl, Options as FeatureOptions};
-use crate::fixture::{FixtureError, Frame, FrameReader, FrameSource, Geometry, PairSource, RawPair};
+use crate::fixture::{FilePair, FixtureError, Frame, FrameReader, FrameSource, Geometry, PairSource};
 use crate::scores::Scores;
 use anyhow::{Context, Result, anyhow, bail};
 use serde::Serialize;
@@ -78,7 +78,7 @@ pub struct Throughput {
     /// Host threads that read and uploaded frames (GPU backends), workers
     /// over the frames (cpu), or the external command's `{threads}`.
     pub threads: usize,
-    /// cpu rows reading a raw clip: whether one more thread read the next
+    /// cpu rows reading a clip from files: whether one more thread read the next
     /// pairs while the workers scored (libvmaf's model; only where a core
     /// was left for it, and never for a temporal feature: read_ahead.rs).
     pub reading_thread: Option<bool>,
@@ -93,7 +93,7 @@ pub struct Throughput {
     pub upload_excluded_ms_per_frame: Option<f64>,
     /// Bytes the pipeline uploads per frame pair (GPU backends).
     pub upload_bytes_per_pair: Option<u64>,
-    /// GPU backends reading a raw clip: seconds from the workers' start
+    /// GPU backends reading a clip from files: seconds from the workers' start
     /// until every one had its extractor and had scored its
     /// [`WARM_UP_FRAMES`] frames. Not in the fps above, which is the
     /// steady state after it.
@@ -196,9 +196,9 @@ impl Looping {
     }
 }
 
-/// A raw clip's frames looped to `frames` pairs.
+/// A clip's files looped to `frames` pairs.
 struct Looped<'a> {
-    inner: &'a RawPair,
+    inner: &'a FilePair,
     frames: usize,
 }
 
@@ -229,15 +229,10 @@ impl PairSource for Looped<'_> {
     }
 }
 
-/// Both sides as one raw pair, when they are raw files (frames can then be
-/// read by index from several threads).
-fn raw_pair(options: &Options) -> Result<Option<RawPair>> {
-    match (&options.reference, &options.distorted) {
-        (FrameSource::Raw { path: r, geometry }, FrameSource::Raw { path: d, .. }) => {
-            Ok(Some(RawPair::open(r, d, *geometry)?))
-        }
-        _ => Ok(None),
-    }
+/// Both sides as one file pair (raw or Y4M), when they are files: frames
+/// can then be read by index from several threads.
+fn file_pair(options: &Options) -> Result<Option<FilePair>> {
+    Ok(FilePair::open(&options.reference, &options.distorted, None)?)
 }
 
 fn geometry_of(options: &Options) -> Result<Geometry> {
@@ -248,10 +243,10 @@ fn geometry_of(options: &Options) -> Result<Geometry> {
     Ok(r)
 }
 
-/// Frame pairs in the clip: the files' frame count (raw), or the frames
-/// read to the end (Y4M).
+/// Frame pairs in the clip: the files' frame count, or the frames
+/// generated to the end (synthetic).
 fn clip_frames(options: &Options) -> Result<usize> {
-    if let Some(pair) = raw_pair(options)? {
+    if let Some(pair) = file_pair(options)? {
         return Ok(pair.frames());
     }
     let mut reader = options.reference.open()?;
@@ -389,7 +384,7 @@ fn measure(
             let factory = imp.gpu.ok_or_else(|| anyhow!("{} has no GPU kernels yet", imp.name))?;
             let counting = CountingGpu::new(gpu);
             let make = || factory(counting.clone(), geometry, &none);
-            let included = match raw_pair(options)? {
+            let included = match file_pair(options)? {
                 // The engine `run` uses: several threads, each reading frames
                 // straight into its pinned staging, frames in flight on each
                 // (temporal features too: they are windowed, features/gpu.rs).
@@ -467,7 +462,7 @@ fn measure(
                     score_read_ahead(&make, source, threads)
                 }
             };
-            let included = match raw_pair(options)? {
+            let included = match file_pair(options)? {
                 Some(pair) => {
                     t.reading_thread = Some(reading_thread);
                     score(&Looped { inner: &pair, frames: threads * 2 })?;

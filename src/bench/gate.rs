@@ -4,7 +4,7 @@
 
 use super::{Machine, Stats, rate};
 use crate::backend::{self, Backend, DeviceInfo, DeviceKind, OpenOptions, SideFrames, SideRequest};
-use crate::fixture::{FixtureError, LoadedFixture};
+use crate::fixture::{DEFAULT_HOLD_BYTES, FixtureError, open_pair};
 use crate::gate::{self, Plan, RunOptions};
 use crate::report::model::Status;
 use anyhow::{Context, Result, anyhow};
@@ -160,11 +160,12 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
     let in_process =
         InProcess { gate_seconds, status: status.into(), cells: outcome.cells.len(), ok: count(Status::Ok) };
 
-    // Fixture by fixture, each read once and let go before the next (the
+    // Fixture by fixture, each opened as `run` opens it (held in memory up
+    // to `run`'s default size) and let go before the next (the
     // sides' table is keyed, so the order does not show).
     let mut cells: Vec<_> = plan.cells.iter().collect();
     cells.sort_by(|a, b| (a.gate, &a.fixture).cmp(&(b.gate, &b.fixture)));
-    type Read = Result<Arc<LoadedFixture>, FixtureError>;
+    type Read = Result<SideFrames, FixtureError>;
     let mut current: Option<((usize, String), Read)> = None;
     let mut sides: BTreeMap<SideKey, SideTiming> = BTreeMap::new();
     for cell in cells {
@@ -186,10 +187,10 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
             let at = (cell.gate, cell.fixture.clone());
             if current.as_ref().is_none_or(|(held, _)| *held != at) {
                 drop(current.take()); // the last fixture's frames go before the next is read
-                current = Some((at, LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(Arc::new)));
+                current = Some((at, open_pair(&fixture.reference, &fixture.distorted, None, DEFAULT_HOLD_BYTES)));
             }
             let loaded = current.as_ref().map(|(_, loaded)| loaded.clone()).expect("just read");
-            let frames = || loaded.clone().map(|f| f as SideFrames);
+            let frames = || loaded.clone();
             let request = SideRequest { feature: &cell.feature, fixture, frames: &frames, on_frame: &|| {} };
             let mut times = Vec::new();
             let mut error = None;

@@ -30,6 +30,8 @@ pub struct Request {
     pub smoke: bool,
     pub open: OpenOptions,
     pub progress: bool,
+    /// `--fixture-memory` ([`RunOptions::hold_fixtures_up_to`]).
+    pub hold_fixtures_up_to: Option<u64>,
 }
 
 pub struct Collection {
@@ -114,6 +116,7 @@ pub fn collect(request: Request) -> Result<Collection> {
         max_frames: request.frames,
         // The manifest's hashes of each fixture's frames, taken as they go.
         fingerprint_fixtures: true,
+        hold_fixtures_up_to: request.hold_fixtures_up_to,
         ..RunOptions::default()
     };
     let computed = gate::compute(&plan, &options).map_err(anyhow::Error::msg)?;

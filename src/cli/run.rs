@@ -47,6 +47,13 @@ pub struct Args {
     /// scores); the report shows raw and calibrated differences.
     #[arg(long, value_name = "FIT_JSON")]
     gpu_calibrated: Option<PathBuf>,
+    /// Hold a fixture's frames in memory, shared by every side that scores
+    /// it, when both files together take at most MIB mebibytes (default
+    /// 256); a larger fixture is read from its files frame by frame by each
+    /// side as the side scores it, so its length costs no memory. 0 reads
+    /// every file fixture frame by frame.
+    #[arg(long, value_name = "MIB")]
+    fixture_memory: Option<u64>,
 }
 
 /// Parses `--arch-id BACKEND=ID` against the gates' GPU backends.
@@ -133,6 +140,7 @@ pub fn run(args: Args) -> Outcome {
         offsets,
         check_vulkan_device: true,
         fingerprint_fixtures: false,
+        hold_fixtures_up_to: args.fixture_memory.map(|mib| mib.saturating_mul(1 << 20)),
     };
     crate::trace::mark("gates loaded and planned");
     let outcome = gate::execute(&plan, &options).map_err(anyhow::Error::msg)?;

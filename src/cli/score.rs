@@ -7,12 +7,12 @@ use crate::config::ResolvedFixture;
 use crate::config::gate::{BackendKind, DeviceSelector};
 use crate::config::suggest::nearest;
 use crate::features::{self, Options};
-use crate::fixture::{FixtureError, FrameSource, LoadedFixture, RawPair};
+use crate::fixture::{FixtureError, open_pair};
 use crate::report::write::Staged;
 use crate::scores::to_libvmaf_json;
 use anyhow::{Context, anyhow};
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -94,18 +94,10 @@ pub fn run(args: Args) -> Outcome {
     };
     let backend = backend::open(&decl, &open).map_err(|r| anyhow!("{} unavailable: {r}", args.backend))?;
     backend.supports(&feature).map_err(|r| anyhow!("{}: {r}", args.backend))?;
-    // Raw files are read frame by frame as the side scores them (a long
-    // clip costs no memory); Y4M and synthetic sources are read whole.
+    // Files (raw or Y4M) are read frame by frame as the side scores them:
+    // a long clip costs no memory.
     let slot: OnceLock<Result<SideFrames, FixtureError>> = OnceLock::new();
-    let load = || {
-        slot.get_or_init(|| match (&fixture.reference, &fixture.distorted) {
-            (FrameSource::Raw { path: r, geometry }, FrameSource::Raw { path: d, .. }) => {
-                RawPair::open(r, d, *geometry).map(|pair| Arc::new(pair) as SideFrames)
-            }
-            _ => LoadedFixture::load(&fixture.reference, &fixture.distorted, None).map(|f| Arc::new(f) as SideFrames),
-        })
-        .clone()
-    };
+    let load = || slot.get_or_init(|| open_pair(&fixture.reference, &fixture.distorted, None, 0)).clone();
     let request = SideRequest { feature: &feature, fixture: &fixture, frames: &load, on_frame: &|| {} };
     let out = backend.compute(&request).map_err(|e| anyhow!("{e}"))?;
     let mut scores = out.scores;

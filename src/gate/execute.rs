@@ -2,7 +2,8 @@
 //! each (backend, feature, fixture) side once in parallel ([`compute`], which
 //! `calibrate collect` shares), then diffs the sides of every cell. A
 //! fixture's frames are held from its first side to its last, not for the
-//! whole run.
+//! whole run; a fixture larger than the run's `--fixture-memory` is not
+//! held at all, each side reading its frames from the files.
 
 use super::diff::{abs_diff_series, diff_metric};
 use super::plan::{CellPlan, Plan};
@@ -10,7 +11,7 @@ use crate::backend::{self, Backend, DeviceInfo, DeviceKind, OpenOptions, SideFra
 use crate::calibration::offsets::Offsets;
 use crate::config::calibration::Tolerance;
 use crate::config::{ResolvedBackend, ResolvedFixture, ResolvedGate};
-use crate::fixture::{Fingerprint, FixtureError, FrameSource, LoadedFixture};
+use crate::fixture::{Fingerprint, FixtureError};
 use crate::report::model::{ArchOverride, Calibrated, Cell, Series, SideTiming, Status, Timing};
 use crate::scores::Scores;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -44,6 +45,11 @@ pub struct RunOptions {
     /// when the last job that reads the fixture ends, just before its
     /// frames are let go as in any run.
     pub fingerprint_fixtures: bool,
+    /// `--fixture-memory`: the largest fixture, in bytes of frames (both
+    /// files), held in memory and shared by its sides; larger ones are
+    /// read frame by frame by each side ([`crate::fixture::open_pair`]).
+    /// `None`: [`crate::fixture::DEFAULT_HOLD_BYTES`].
+    pub hold_fixtures_up_to: Option<u64>,
 }
 
 /// What a run produced, before it becomes a report.
@@ -62,13 +68,14 @@ struct SideKey {
 }
 
 type Opened = Result<Arc<dyn Backend>, String>;
-type ReadFixture = Result<Arc<LoadedFixture>, FixtureError>;
+type ReadFixture = Result<SideFrames, FixtureError>;
 
 /// One fixture's frames: read once (ahead while the backends open, else by
 /// the first side that needs them; a side that needs them while they are
 /// being read waits), shared by every side, and let go when the last job
 /// that reads them ends, so that a run holds the fixtures in flight rather
-/// than every fixture of its gates. A side reads under the slot's lock on
+/// than every fixture of its gates. (A fixture above the run's size is
+/// only opened here; each side reads its frames from the files.) A side reads under the slot's lock on
 /// one of rayon's workers, so reading must not wait on rayon's pool (a
 /// worker waiting there can take up a job that waits on this lock): the
 /// fixture readers are sequential (`fixture::synthetic` included).
@@ -77,8 +84,9 @@ struct FixtureSlot {
     read: Mutex<Option<ReadFixture>>,
     /// Jobs that read this fixture and have not ended.
     users: AtomicUsize,
-    /// What is kept of the frames after they go, where the run asks.
-    fingerprint: std::sync::OnceLock<Fingerprint>,
+    /// What is kept of the frames after they go, where the run asks (or
+    /// the error reading them again for it gave).
+    fingerprint: std::sync::OnceLock<Result<Fingerprint, FixtureError>>,
 }
 
 impl FixtureSlot {
@@ -112,7 +120,7 @@ impl FixtureSlot {
         if let Some(Ok(fixture)) = &*read {
             if fingerprint {
                 // Hashing is sequential: nothing here waits on rayon's pool.
-                self.fingerprint.get_or_init(|| Fingerprint::of(fixture));
+                self.fingerprint.get_or_init(|| Fingerprint::of(fixture.as_ref()));
             }
             *read = None;
         }
@@ -121,7 +129,7 @@ impl FixtureSlot {
     /// The fingerprint taken when the frames went, else the reading error.
     fn fingerprint(&self) -> Option<Result<Fingerprint, FixtureError>> {
         match (self.fingerprint.get(), self.peek()) {
-            (Some(print), _) => Some(Ok(print.clone())),
+            (Some(print), _) => Some(print.clone()),
             (None, Some(Err(e))) => Some(Err(e)),
             (None, _) => None,
         }
@@ -188,7 +196,7 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
         plan.cells.iter().map(|c| ((c.gate, c.fixture.clone()), FixtureSlot::default())).collect();
     let read = |gate: usize, name: &str| {
         crate::trace::timed(&format!("fixture {name} read"), || {
-            load_fixture(find_fixture(&plan.gates[gate], name), options.max_frames)
+            load_fixture(find_fixture(&plan.gates[gate], name), options)
         })
     };
     // Read the first fixtures while the backends open: a GPU backend's
@@ -241,7 +249,7 @@ pub fn compute(plan: &Plan, options: &RunOptions) -> Result<Computed, String> {
             let fixture = find_fixture(gate, &job[0].fixture);
             let backend = backends[&(job[0].gate, job[0].backend.clone())].as_ref().expect("ready backend");
             let slot = &fixtures[&(job[0].gate, job[0].fixture.clone())];
-            let load = || slot.get(|| read(job[0].gate, &job[0].fixture)).map(|f| f as SideFrames);
+            let load = || slot.get(|| read(job[0].gate, &job[0].fixture));
             let progress = JobProgress::new(&bar);
             let on_frame = || progress.frame();
             let requests: Vec<SideRequest> = job
@@ -538,15 +546,20 @@ fn find_fixture<'a>(gate: &'a ResolvedGate, name: &str) -> &'a ResolvedFixture {
     gate.fixtures.iter().find(|f| f.name == name).expect("planned fixture")
 }
 
-fn load_fixture(fixture: &ResolvedFixture, max_frames: Option<usize>) -> Result<Arc<LoadedFixture>, FixtureError> {
-    let loaded = LoadedFixture::load(&fixture.reference, &fixture.distorted, max_frames)?;
+/// A fixture's frames as its sides read them: held in memory up to the
+/// run's size, else read from the files as each side scores them
+/// ([`crate::fixture::open_pair`]).
+fn load_fixture(fixture: &ResolvedFixture, options: &RunOptions) -> ReadFixture {
+    let max_frames = options.max_frames;
+    let hold = options.hold_fixtures_up_to.unwrap_or(crate::fixture::DEFAULT_HOLD_BYTES);
+    let loaded = crate::fixture::open_pair(&fixture.reference, &fixture.distorted, max_frames, hold)?;
     if let Some(declared) = fixture.expected_frames
         && let expected = max_frames.map_or(declared, |m| declared.min(m))
         && expected != loaded.frames()
     {
         return Err(FixtureError::UnexpectedFrameCount { expected, actual: loaded.frames() });
     }
-    Ok(Arc::new(loaded))
+    Ok(loaded)
 }
 
 /// A progress bar over frames to score; hidden when not wanted.
@@ -577,15 +590,10 @@ fn progress_bar(
     bar
 }
 
-/// Frames a fixture holds, from its declaration or file size (no reading).
+/// Frames a fixture holds, from its declaration or its reference's size or
+/// frame headers (no reading of frames).
 fn estimate_frames(fixture: &ResolvedFixture) -> usize {
-    match &fixture.reference {
-        FrameSource::Synthetic { spec, .. } => spec.frames as usize,
-        FrameSource::Raw { path, geometry } => {
-            std::fs::metadata(path).map_or(0, |m| (m.len() / geometry.frame_bytes() as u64) as usize)
-        }
-        FrameSource::Y4m { .. } => fixture.expected_frames.unwrap_or(0),
-    }
+    fixture.expected_frames.or_else(|| fixture.reference.frame_count()).unwrap_or(0)
 }
 
 /// The tolerance of a cell: the pair's own, else the feature's default as
@@ -892,10 +900,10 @@ mod tests {
         assert_eq!(order.len(), needed.len());
     }
 
-    fn tiny_fixture() -> LoadedFixture {
+    fn tiny_fixture() -> SideFrames {
         let geometry =
             crate::fixture::Geometry { width: 4, height: 4, bit_depth: 8, chroma: crate::fixture::Chroma::Yuv420 };
-        LoadedFixture { geometry, reference: Vec::new(), distorted: Vec::new() }
+        Arc::new(crate::fixture::LoadedFixture { geometry, reference: Vec::new(), distorted: Vec::new() })
     }
 
     #[test]
@@ -905,7 +913,7 @@ mod tests {
         let reads = AtomicUsize::new(0);
         let read = || {
             reads.fetch_add(1, Ordering::Relaxed);
-            Ok(Arc::new(tiny_fixture()))
+            Ok(tiny_fixture())
         };
         slot.read_ahead(read);
         let first = slot.get(read).expect("read");
@@ -917,13 +925,13 @@ mod tests {
         slot.job_ended(false);
         assert!(slot.peek().is_none(), "the last job ended");
         // A side that still holds the frames keeps them.
-        assert_eq!(first.geometry.width, 4);
+        assert_eq!(first.geometry().width, 4);
     }
 
     #[test]
     fn a_fingerprint_is_taken_as_the_frames_go_and_reading_errors_stay() {
         let fixture = crate::features::testutil::synthetic(8, crate::fixture::Chroma::Yuv420, 3);
-        let expected = Fingerprint::of(&fixture);
+        let expected = Fingerprint::of(&fixture).unwrap();
         let printed = FixtureSlot::default();
         printed.users.store(2, Ordering::Relaxed);
         printed.read_ahead(|| Ok(Arc::new(fixture)));
@@ -935,7 +943,7 @@ mod tests {
 
         let plain = FixtureSlot::default();
         plain.users.store(1, Ordering::Relaxed);
-        plain.read_ahead(|| Ok(Arc::new(tiny_fixture())));
+        plain.read_ahead(|| Ok(tiny_fixture()));
         plain.job_ended(false);
         assert_eq!(plain.fingerprint(), None, "not asked for");
 
@@ -1001,7 +1009,7 @@ mod tests {
             golden_file: String::new(),
         };
         let features = [feature("float_ssim"), feature("float_ms_ssim")];
-        let source = || FrameSource::Y4m { path: "x.y4m".into() };
+        let source = || crate::fixture::FrameSource::Y4m { path: "x.y4m".into() };
         let fixture = ResolvedFixture {
             name: "a".into(),
             reference: source(),

@@ -279,18 +279,26 @@ fn the_manifest_hashes_the_frames_that_were_scored() {
         reference_fixture("clip", "dist_blur")
     );
     let gate = gate(dir.path(), "clip.yaml", "clip", &body);
-    let corpus = dir.path().join("c.csv");
-    ok(ulpgate().args(["calibrate", "collect", "-q", "--frames", "3", "--gate"]).arg(&gate).arg("--out").arg(&corpus));
     let frame_bytes = 200 * 184 * 3 / 2;
     let hash = |file: &str| {
         let bytes = std::fs::read(repo().join("fixtures/reference/testsrc2_200x184_8bit_420").join(file)).unwrap();
         Sha256::digest(&bytes[..3 * frame_bytes]).iter().map(|b| format!("{b:02x}")).collect::<String>()
     };
-    let m = read_json(&dir.path().join("c.csv.manifest.json"));
-    let fixture = &m["fixtures"][0];
-    assert_eq!(fixture["frames"], 3);
-    assert_eq!(fixture["reference_sha256"], hash("ref.yuv").as_str());
-    assert_eq!(fixture["distorted_sha256"], hash("dist_blur.yuv").as_str());
+    // Held in memory (the default), and read from the files frame by frame.
+    for memory in [None, Some("0")] {
+        let corpus = dir.path().join("c.csv");
+        let mut collect = ulpgate();
+        collect.args(["calibrate", "collect", "-q", "--frames", "3", "--gate"]).arg(&gate).arg("--out").arg(&corpus);
+        if let Some(mib) = memory {
+            collect.args(["--fixture-memory", mib]);
+        }
+        ok(&mut collect);
+        let m = read_json(&dir.path().join("c.csv.manifest.json"));
+        let fixture = &m["fixtures"][0];
+        assert_eq!(fixture["frames"], 3, "{memory:?}");
+        assert_eq!(fixture["reference_sha256"], hash("ref.yuv").as_str(), "{memory:?}");
+        assert_eq!(fixture["distorted_sha256"], hash("dist_blur.yuv").as_str(), "{memory:?}");
+    }
 }
 
 #[test]

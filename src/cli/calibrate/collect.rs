@@ -48,6 +48,13 @@ pub struct Args {
     /// At most N frames of each fixture.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     frames: Option<u64>,
+    /// Hold a fixture's frames in memory, shared by every side that scores
+    /// it, when both files together take at most MIB mebibytes (default
+    /// 256); a larger fixture is read from its files frame by frame by each
+    /// side as the side scores it, so its length costs no memory. 0 reads
+    /// every file fixture frame by frame.
+    #[arg(long, value_name = "MIB")]
+    fixture_memory: Option<u64>,
     /// Vulkan device: an index or a name substring (--smoke: llvmpipe).
     #[arg(long, value_name = "INDEX|NAME")]
     vulkan_device: Option<String>,
@@ -93,6 +100,7 @@ pub fn run(args: Args) -> Outcome {
         smoke: args.smoke,
         open: OpenOptions { vulkan_device },
         progress: std::io::stderr().is_terminal() && !args.quiet,
+        hold_fixtures_up_to: args.fixture_memory.map(|mib| mib.saturating_mul(1 << 20)),
     })?;
 
     let bytes = corpus::write(&collection.rows, format)?;
