@@ -84,6 +84,14 @@ section "default gate: golden vs cpu, cpu vs vulkan / cuda / opencl, every fixtu
 step "default gate" "$ULPGATE" run "$TMP/device.yaml" --json-out "$OUT/gate.json" --md-out "$OUT/gate.md"
 echo "arch_ids:"
 grep -o '"arch_id": *"[^"]*"' "$OUT/gate.json" | sort | uniq -c
+# The same gate with every fixture read from its files frame by frame by
+# each side (what a fixture above `--fixture-memory` gets): the same cells.
+step "default gate, fixtures read frame by frame (--fixture-memory 0)" "$ULPGATE" run "$TMP/device.yaml" --quiet \
+    --fixture-memory 0 --json-out "$TMP/gate-streamed.json"
+step "the same cells either way" python3 -c 'import json, sys
+cells = [json.load(open(p))["cells"] for p in sys.argv[1:]]
+print(len(cells[0]), "cells,", "identical" if cells[0] == cells[1] else "DIFFERENT")
+sys.exit(cells[0] != cells[1])' "$OUT/gate.json" "$TMP/gate-streamed.json"
 
 section "throughput at 1920x1080 8-bit 4:2:0"
 python3 scripts/clip1080.py "$TMP" || echo "clip generation failed"
