@@ -28,6 +28,8 @@ pub struct Args {
     /// Reference video: raw .yuv (give the geometry) or .y4m.
     #[arg(long)]
     reference: PathBuf,
+    /// Distorted video, of the reference's geometry and frame count (raw
+    /// .yuv or .y4m; both are read frame by frame as they are scored).
     #[arg(long)]
     distorted: PathBuf,
     #[command(flatten)]
