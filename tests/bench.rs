@@ -62,6 +62,48 @@ fn gate_mode_times_whole_runs_and_each_side() {
 }
 
 #[test]
+fn gate_mode_reads_fixtures_as_told_by_fixture_memory() {
+    // 0: every file fixture read frame by frame, in the process runs, the
+    // in-process run and the sides alone; the same cells and frames.
+    let r = run_json(&[
+        "bench",
+        "gates/pr-lavapipe.yaml",
+        "--features",
+        "psnr",
+        "--fixtures",
+        "testsrc2_200x184_8bit_420/dist_x264",
+        "--backends",
+        "cpu,vulkan",
+        "--vulkan-device",
+        "llvmpipe",
+        "--runs",
+        "1",
+        "--repeat",
+        "1",
+        "--fixture-memory",
+        "0",
+    ]);
+    let command: Vec<&str> = r["process"]["command"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(command.windows(2).any(|w| w == ["--fixture-memory", "0"]), "{command:?}");
+    assert_eq!(r["process"]["exit_codes"], serde_json::json!([0]));
+    assert_eq!(r["in_process"]["status"], "OK");
+    let sides = r["sides"].as_array().unwrap();
+    assert_eq!(sides.len(), 2, "{sides:?}");
+    for s in sides {
+        assert!(s["error"].is_null(), "{s}");
+        assert_eq!(s["frames"], 12, "{s}");
+    }
+}
+
+#[test]
+fn clip_mode_refuses_fixture_memory() {
+    let out = ulpgate().args(clip_args(&["--fixture-memory", "0"])).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("--fixture-memory is for gates"), "{err}");
+}
+
+#[test]
 fn clip_mode_measures_upload_included_excluded_and_bandwidth() {
     let dir = "fixtures/reference/testsrc2_200x184_8bit_420";
     let (reference, distorted) = (format!("{dir}/ref.yuv"), format!("{dir}/dist_x264.yuv"));

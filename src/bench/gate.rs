@@ -23,6 +23,8 @@ pub struct Options {
     /// Timed repetitions of each side alone (the median is reported).
     pub repeat: usize,
     pub open: OpenOptions,
+    /// `run --fixture-memory` in bytes (None: `run`'s default).
+    pub hold_fixtures_up_to: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -147,9 +149,16 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
     }
 
     let t0 = Instant::now();
-    let outcome =
-        gate::execute(plan, &RunOptions { open: options.open.clone(), progress: false, ..RunOptions::default() })
-            .map_err(anyhow::Error::msg)?;
+    let outcome = gate::execute(
+        plan,
+        &RunOptions {
+            open: options.open.clone(),
+            progress: false,
+            hold_fixtures_up_to: options.hold_fixtures_up_to,
+            ..RunOptions::default()
+        },
+    )
+    .map_err(anyhow::Error::msg)?;
     let gate_seconds = t0.elapsed().as_secs_f64();
     let count = |s: Status| outcome.cells.iter().filter(|c| c.status == s).count();
     let status = match (count(Status::Error), count(Status::Fail)) {
@@ -161,13 +170,14 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
         InProcess { gate_seconds, status: status.into(), cells: outcome.cells.len(), ok: count(Status::Ok) };
 
     // Fixture by fixture, each opened as `run` opens it (held in memory up
-    // to `run`'s default size) and let go before the next (the
+    // to the same size) and let go before the next (the
     // sides' table is keyed, so the order does not show).
     let mut cells: Vec<_> = plan.cells.iter().collect();
     cells.sort_by(|a, b| (a.gate, &a.fixture).cmp(&(b.gate, &b.fixture)));
     type Read = Result<SideFrames, FixtureError>;
     let mut current: Option<((usize, String), Read)> = None;
     let mut sides: BTreeMap<SideKey, SideTiming> = BTreeMap::new();
+    let hold = options.hold_fixtures_up_to.unwrap_or(DEFAULT_HOLD_BYTES);
     for cell in cells {
         for name in [&cell.a, &cell.b] {
             let key = (cell.gate, cell.feature.name.clone(), cell.fixture.clone(), name.clone());
@@ -187,7 +197,7 @@ pub fn run(plan: &Plan, gates: Vec<PathBuf>, options: &Options) -> Result<GateBe
             let at = (cell.gate, cell.fixture.clone());
             if current.as_ref().is_none_or(|(held, _)| *held != at) {
                 drop(current.take()); // the last fixture's frames go before the next is read
-                current = Some((at, open_pair(&fixture.reference, &fixture.distorted, None, DEFAULT_HOLD_BYTES)));
+                current = Some((at, open_pair(&fixture.reference, &fixture.distorted, None, hold)));
             }
             let loaded = current.as_ref().map(|(_, loaded)| loaded.clone()).expect("just read");
             let frames = || loaded.clone();

@@ -54,6 +54,12 @@ pub struct Args {
     /// Gate mode: timed repetitions of each side alone (median reported).
     #[arg(long, default_value_t = 3, value_name = "N")]
     repeat: usize,
+    /// Gate mode: hold a fixture's frames in memory up to MIB mebibytes, as
+    /// `run --fixture-memory` does (default 256; 0 reads every file fixture
+    /// frame by frame), in the process runs, the in-process run and the
+    /// sides alone.
+    #[arg(long, value_name = "MIB")]
+    fixture_memory: Option<u64>,
     /// Gate mode: seconds of a reference run (e.g. the old gate's) to
     /// compare the median process time with.
     #[arg(long, value_name = "SECONDS")]
@@ -135,6 +141,7 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
             anyhow!("--gate, --vmaf, --threads and --rounds are for --clip; gates to time are arguments").into()
         );
     }
+
     let files = if args.gates.is_empty() { vec![PathBuf::from("gates/default.yaml")] } else { args.gates.clone() };
     let mut gates = Vec::new();
     let mut diags = Diagnostics::default();
@@ -161,7 +168,11 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
     if let Some(d) = &args.vulkan_device {
         run_args.extend(["--vulkan-device".to_string(), d.clone()]);
     }
-    let options = gate::Options { run_args, process_runs: args.runs, repeat: args.repeat, open };
+    if let Some(mib) = args.fixture_memory {
+        run_args.extend(["--fixture-memory".to_string(), mib.to_string()]);
+    }
+    let hold_fixtures_up_to = args.fixture_memory.map(|mib| mib.saturating_mul(1 << 20));
+    let options = gate::Options { run_args, process_runs: args.runs, repeat: args.repeat, open, hold_fixtures_up_to };
     let result = gate::run(&plan, files, &options)?;
 
     let mut whole = table(&["Whole run", "Seconds", "Note"]);
@@ -296,6 +307,9 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         return Err(
             anyhow!("--clip times a clip, not gates: drop the GATE arguments (--gate declares backends)").into()
         );
+    }
+    if args.fixture_memory.is_some() {
+        return Err(anyhow!("--fixture-memory is for gates: --clip reads its files frame by frame").into());
     }
     let features = args.features.clone().unwrap_or_else(|| {
         crate::features::implementations().filter(|f| f.gpu.is_some()).map(|f| f.name.to_string()).collect()
