@@ -149,7 +149,7 @@ fn estimate(fixture: &ResolvedFixture) -> Option<(usize, usize)> {
     let geometry = match &fixture.reference {
         FrameSource::Synthetic { spec, .. } => return Some((spec.frames as usize, spec.geometry().frame_samples())),
         FrameSource::Raw { geometry, .. } => *geometry,
-        source @ FrameSource::Y4m { .. } => source.open().ok()?.geometry(),
+        source @ FrameSource::Y4m { .. } => source.geometry()?,
     };
     let frames = match (&fixture.reference, fixture.expected_frames) {
         (_, Some(n)) => n,
