@@ -244,6 +244,7 @@ fn an_unwritable_output_path_writes_nothing_at_all() {
     let json = dir.path().join("ok.json");
     let md = dir.path().join("no/such/dir/r.md");
     let out = ulpgate()
+        .env("ULPGATE_TRACE", "1")
         .args(["run", "--backends", "golden,cpu", "--features", "psnr", "--json-out"])
         .arg(&json)
         .arg("--md-out")
@@ -252,9 +253,58 @@ fn an_unwritable_output_path_writes_nothing_at_all() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("cannot write") && err.contains("r.md"), "{err}");
+    assert!(err.contains("cannot write") && err.contains("r.md") && err.contains("there is no folder"), "{err}");
+    // Found before any work: no backend opened, no fixture read.
+    assert!(!err.contains("backends open") && !err.contains("read:"), "{err}");
     assert!(!json.exists(), "the JSON report must not land when the Markdown cannot");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary files left");
+}
+
+#[test]
+fn every_long_command_refuses_an_unwritable_output_before_it_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir/out.json");
+    let missing = missing.to_str().unwrap();
+    let corpus = dir.path().join("no/such/dir/corpus.csv");
+    let corpus = corpus.to_str().unwrap();
+    let clip = "fixtures/reference/testsrc2_200x184_8bit_420";
+    let (reference, distorted) = (format!("{clip}/ref.yuv"), format!("{clip}/dist_x264.yuv"));
+    let geometry = ["--width", "200", "--height", "184"];
+    let commands: Vec<Vec<&str>> = vec![
+            [
+                &[
+                    "score",
+                    "--backend",
+                    "cpu",
+                    "--feature",
+                    "psnr",
+                    "--reference",
+                    &reference,
+                    "--distorted",
+                    &distorted,
+                ][..],
+                &geometry,
+                &["--json-out", missing],
+            ]
+            .concat(),
+            [
+                &["bench", "--clip", &reference, &distorted][..],
+                &geometry,
+                &["--backends", "cpu", "--frames", "1", "--json-out", missing],
+            ]
+            .concat(),
+            vec!["calibrate", "collect", "--smoke", "--out", corpus],
+            vec!["run", "--features", "psnr", "--junit-out", dir.path().to_str().unwrap()],
+        ];
+    for args in commands {
+        let out = ulpgate().env("ULPGATE_TRACE", "1").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("cannot write"), "{args:?}: {err}");
+        assert!(err.contains("there is no folder") || err.contains("it is a folder"), "{args:?}: {err}");
+        assert!(!err.contains("backends open"), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left behind");
 }
 
 #[test]

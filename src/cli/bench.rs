@@ -128,6 +128,7 @@ fn write_json(path: &Option<PathBuf>, value: &impl serde::Serialize) -> anyhow::
 }
 
 pub fn run(args: Args) -> Outcome {
+    crate::report::write::check_writable(args.json_out.as_deref())?;
     let open = OpenOptions { vulkan_device: selector(&args.vulkan_device)? };
     match &args.clip {
         Some(paths) => run_clip(&args, paths, open),

@@ -3,7 +3,7 @@
 //! annotations.
 
 use crate::report::model::Report;
-use crate::report::{self, annotations, junit, render, terminal, write::Staged};
+use crate::report::{self, annotations, junit, render, terminal, write::Staged, write::check_writable};
 use anyhow::Context;
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -37,6 +37,12 @@ impl OutputArgs {
             Some(p) => std::fs::read_to_string(p).with_context(|| format!("cannot read template {}", p.display())),
             None => Ok(render::PR_COMMENT.to_string()),
         }
+    }
+
+    /// Fails at once where an output file could not be written, so a long
+    /// run does not end in that error.
+    pub fn check_writable(&self) -> anyhow::Result<()> {
+        check_writable([&self.json_out, &self.md_out, &self.junit_out].into_iter().flatten().map(PathBuf::as_path))
     }
 
     /// Renders every output before writing any, then renames them all into

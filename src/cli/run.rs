@@ -118,6 +118,7 @@ pub fn run(args: Args) -> Outcome {
         }
     }
     let template = args.out.template()?;
+    args.out.check_writable()?;
     let vulkan_device = args.vulkan_device.map(|s| match s.parse::<u32>() {
         Ok(i) => DeviceSelector::Index(i),
         Err(_) => DeviceSelector::Name(s),

@@ -94,6 +94,7 @@ pub fn run(args: Args) -> Outcome {
             .vulkan_device
             .map(|s| s.parse().map(DeviceSelector::Index).unwrap_or(DeviceSelector::Name(s))),
     };
+    crate::report::write::check_writable(args.json_out.as_deref())?;
     let backend = backend::open(&decl, &open).map_err(|r| anyhow!("{} unavailable: {r}", args.backend))?;
     backend.supports(&feature).map_err(|r| anyhow!("{}: {r}", args.backend))?;
     // Files (raw or Y4M) are read frame by frame as the side scores them:

@@ -81,6 +81,7 @@ pub fn run(args: Args) -> Outcome {
         return Err(Diagnostics::from(d).into());
     }
     let gate = load_gate(&gate_path)?;
+    crate::report::write::check_writable([args.out.as_path(), manifest_path.as_path()])?;
     let gate_source = GateSource {
         name: gate.name.clone(),
         file: gate.file.display().to_string(),
