@@ -584,8 +584,10 @@ fn progress_bar(
         .sum();
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed}] {bar:32} {pos}/{len} frames scored ({per_sec})")
-            .expect("static template"),
+        ProgressStyle::with_template(
+            "{spinner} [{elapsed}] {bar:32} {pos}/{len} frames scored ({per_sec:0}, ~{eta} left)",
+        )
+        .expect("static template"),
     );
     bar
 }
