@@ -11,6 +11,7 @@ use crate::fixture::{FixtureError, open_pair};
 use crate::report::write::Staged;
 use crate::scores::to_libvmaf_json;
 use anyhow::{Context, anyhow};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -101,8 +102,19 @@ pub fn run(args: Args) -> Outcome {
     // a long clip costs no memory.
     let slot: OnceLock<Result<SideFrames, FixtureError>> = OnceLock::new();
     let load = || slot.get_or_init(|| open_pair(&fixture.reference, &fixture.distorted, None, 0)).clone();
-    let request = SideRequest { feature: &feature, fixture: &fixture, frames: &load, on_frame: &|| {} };
-    let out = backend.compute(&request).map_err(|e| anyhow!("{e}"))?;
+    // Frames scored on standard error where a person watches (the count
+    // from the files' sizes or Y4M frame headers, no frames read).
+    let bar = if std::io::stderr().is_terminal() {
+        let total = fixture.reference.frame_count().unwrap_or(0) as u64;
+        crate::gate::execute::frames_bar(total)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let on_frame = || bar.inc(1);
+    let request = SideRequest { feature: &feature, fixture: &fixture, frames: &load, on_frame: &on_frame };
+    let out = backend.compute(&request).map_err(|e| anyhow!("{e}"));
+    bar.finish_and_clear();
+    let out = out?;
     let mut scores = out.scores;
     scores.retain(&feature.metrics);
     let mut extra = serde_json::Map::new();

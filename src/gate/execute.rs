@@ -582,6 +582,12 @@ fn progress_bar(
             estimate_frames(find_fixture(&plan.gates[k.gate], &k.fixture)).min(max_frames.unwrap_or(usize::MAX)) as u64
         })
         .sum();
+    frames_bar(total)
+}
+
+/// The progress bar of frames scored, on standard error (`run`,
+/// `calibrate collect`, `score`): `total` frames expected.
+pub fn frames_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template(
