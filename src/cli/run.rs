@@ -132,7 +132,9 @@ pub fn run(args: Args) -> Outcome {
         Some(path) => Some(Arc::new(Offsets::load(path)?)),
         None => None,
     };
-    let interactive = std::io::stdout().is_terminal();
+    // The bar is drawn on standard error: shown where that is a terminal,
+    // whatever standard output goes to.
+    let interactive = std::io::stderr().is_terminal();
     let options = RunOptions {
         open: OpenOptions { vulkan_device },
         progress: interactive && !args.out.quiet,
