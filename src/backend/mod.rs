@@ -15,6 +15,7 @@ pub mod select;
 pub mod selftest;
 mod staging;
 pub mod vulkan;
+mod watchdog;
 
 pub use gpu_backend::{GpuBackend, worker_threads};
 

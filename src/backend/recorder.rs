@@ -210,7 +210,10 @@ impl<Q: Queue> Stream for Recorder<Q> {
 
     fn wait(&mut self) -> Result<Vec<Vec<u8>>> {
         let drained = self.drain();
-        let finished = self.queue.finish();
+        let finished = {
+            let _limit = super::watchdog::arm(format!("the {} device did not finish a batch", Q::API));
+            self.queue.finish()
+        };
         let downloads = std::mem::take(&mut self.downloads);
         let out = drained.and(finished).map(|()| downloads.iter().map(|r| self.staging.slice(*r).to_vec()).collect());
         self.in_flight.clear();
@@ -222,7 +225,9 @@ impl<Q: Queue> Stream for Recorder<Q> {
 impl<Q: Queue> Drop for Recorder<Q> {
     fn drop(&mut self) {
         // Nothing may still use the staging or the buffers when they go.
+        let limit = super::watchdog::arm(format!("the {} device did not finish its last work", Q::API));
         let _ = self.queue.finish();
+        drop(limit);
         let chunks = self.staging.take_chunks();
         self.queue.release(chunks);
     }

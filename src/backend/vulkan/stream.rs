@@ -20,8 +20,9 @@ use anyhow::{Context, Result, anyhow, bail};
 use ash::vk;
 use std::sync::Arc;
 
-/// How long a batch may run before the stream gives up on the device.
-const FENCE_TIMEOUT_NS: u64 = 300_000_000_000;
+/// How long a batch may run before the stream gives up on the device (the
+/// limit of CUDA's and OpenCL's waits too: `backend::watchdog`).
+const FENCE_TIMEOUT_NS: u64 = crate::backend::watchdog::DEVICE_WAIT_LIMIT.as_nanos() as u64;
 
 /// Dispatches a batch times under `ULPGATE_KERNEL_TIMES` (two timestamps
 /// each); later ones in the same batch go untimed.
