@@ -142,7 +142,6 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
             anyhow!("--gate, --vmaf, --threads and --rounds are for --clip; gates to time are arguments").into()
         );
     }
-
     let files = if args.gates.is_empty() { vec![PathBuf::from("gates/default.yaml")] } else { args.gates.clone() };
     let mut gates = Vec::new();
     let mut diags = Diagnostics::default();
