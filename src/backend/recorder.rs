@@ -6,6 +6,7 @@
 
 use super::gpu::{Arg, Buffer, Kernel, Stream, check_args};
 use super::staging::{HostChunk, Region, Staging};
+use super::watchdog::Wait;
 use anyhow::{Result, bail, ensure};
 use rayon::prelude::*;
 
@@ -211,7 +212,7 @@ impl<Q: Queue> Stream for Recorder<Q> {
     fn wait(&mut self) -> Result<Vec<Vec<u8>>> {
         let drained = self.drain();
         let finished = {
-            let _limit = super::watchdog::arm(format!("the {} device did not finish a batch", Q::API));
+            let _limit = super::watchdog::arm(Wait { api: Q::API, what: "a batch" });
             self.queue.finish()
         };
         let downloads = std::mem::take(&mut self.downloads);
@@ -225,7 +226,7 @@ impl<Q: Queue> Stream for Recorder<Q> {
 impl<Q: Queue> Drop for Recorder<Q> {
     fn drop(&mut self) {
         // Nothing may still use the staging or the buffers when they go.
-        let limit = super::watchdog::arm(format!("the {} device did not finish its last work", Q::API));
+        let limit = super::watchdog::arm(Wait { api: Q::API, what: "its last work" });
         let _ = self.queue.finish();
         drop(limit);
         let chunks = self.staging.take_chunks();

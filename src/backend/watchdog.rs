@@ -25,13 +25,21 @@ const LOOK_EVERY: Duration = Duration::from_secs(1);
 /// The armed waits, and what happens to one past its limit.
 struct Watch {
     armed: Mutex<Armed>,
-    on_expiry: fn(&str),
+    on_expiry: fn(Wait),
 }
 
 #[derive(Default)]
 struct Armed {
     next_id: u64,
-    waits: BTreeMap<u64, (Instant, String)>,
+    waits: BTreeMap<u64, (Instant, Wait)>,
+}
+
+/// What is waited for, named when it expires: the API ("CUDA") and what
+/// it did not finish ("a batch"). Static, so arming costs no allocation.
+#[derive(Clone, Copy)]
+pub struct Wait {
+    pub api: &'static str,
+    pub what: &'static str,
 }
 
 /// Disarms its wait when dropped.
@@ -49,23 +57,23 @@ impl Drop for Guard {
 }
 
 impl Watch {
-    fn arm(&'static self, limit: Duration, what: String) -> Guard {
+    fn arm(&'static self, limit: Duration, wait: Wait) -> Guard {
         let mut armed = self.armed.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let id = armed.next_id;
         armed.next_id += 1;
-        armed.waits.insert(id, (Instant::now() + limit, what));
+        armed.waits.insert(id, (Instant::now() + limit, wait));
         Guard { watch: self, id }
     }
 
     /// Each armed wait past its limit, once.
     fn look(&self, now: Instant) {
-        let expired: Vec<String> = {
+        let expired: Vec<Wait> = {
             let mut armed = self.armed.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             let late: Vec<u64> = armed.waits.iter().filter(|(_, (at, _))| *at <= now).map(|(id, _)| *id).collect();
-            late.iter().filter_map(|id| armed.waits.remove(id)).map(|(_, what)| what).collect()
+            late.iter().filter_map(|id| armed.waits.remove(id)).map(|(_, wait)| wait).collect()
         };
-        for what in expired {
-            (self.on_expiry)(&what);
+        for wait in expired {
+            (self.on_expiry)(wait);
         }
     }
 
@@ -83,44 +91,49 @@ impl Watch {
     }
 }
 
-fn exit_with_error(what: &str) {
+fn exit_with_error(wait: Wait) {
     eprintln!(
-        "error: {what} within {} s; a kernel that does not end cannot be stopped from this process, so it exits \
+        "error: the {} device did not finish {} within {} s; a kernel that does not end cannot be stopped from this process, so it exits \
          without a report (status 2)",
+        wait.api,
+        wait.what,
         DEVICE_WAIT_LIMIT.as_secs()
     );
     std::process::exit(2);
 }
 
-/// Arms a wait described by `what` (e.g. "the CUDA device did not finish a
-/// batch") for [`DEVICE_WAIT_LIMIT`]; drop the guard once it returns.
-pub fn arm(what: impl Into<String>) -> Guard {
+/// Arms `wait` for [`DEVICE_WAIT_LIMIT`]; drop the guard once it returns.
+pub fn arm(wait: Wait) -> Guard {
     static WATCH: OnceLock<&'static Watch> = OnceLock::new();
     let watch = WATCH.get_or_init(|| {
         let watch: &'static Watch = Box::leak(Box::new(Watch { armed: Mutex::default(), on_expiry: exit_with_error }));
         watch.start();
         watch
     });
-    watch.arm(DEVICE_WAIT_LIMIT, what.into())
+    watch.arm(DEVICE_WAIT_LIMIT, wait)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    static EXPIRED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    static EXPIRED: Mutex<Vec<&'static str>> = Mutex::new(Vec::new());
 
-    fn record(what: &str) {
-        EXPIRED.lock().unwrap().push(what.to_string());
+    fn record(wait: Wait) {
+        EXPIRED.lock().unwrap().push(wait.what);
+    }
+
+    fn wait(what: &'static str) -> Wait {
+        Wait { api: "test", what }
     }
 
     #[test]
     fn a_wait_past_its_limit_expires_once_and_a_finished_one_never() {
         let watch: &'static Watch = Box::leak(Box::new(Watch { armed: Mutex::default(), on_expiry: record }));
         let t0 = Instant::now();
-        let hung = watch.arm(Duration::from_secs(2), "hung".into());
-        let finished = watch.arm(Duration::from_secs(2), "finished".into());
-        let long = watch.arm(Duration::from_secs(60), "long".into());
+        let hung = watch.arm(Duration::from_secs(2), wait("hung"));
+        let finished = watch.arm(Duration::from_secs(2), wait("finished"));
+        let long = watch.arm(Duration::from_secs(60), wait("long"));
         drop(finished);
         watch.look(t0 + Duration::from_secs(1));
         assert!(EXPIRED.lock().unwrap().is_empty());
