@@ -100,15 +100,24 @@ pub fn run(args: Args) -> Outcome {
     backend.supports(&feature).map_err(|r| anyhow!("{}: {r}", args.backend))?;
     // Files (raw or Y4M) are read frame by frame as the side scores them:
     // a long clip costs no memory.
-    let slot: OnceLock<Result<SideFrames, FixtureError>> = OnceLock::new();
-    let load = || slot.get_or_init(|| open_pair(&fixture.reference, &fixture.distorted, None, 0)).clone();
-    // Frames scored on standard error where a person watches (the count
-    // from the files' sizes or Y4M frame headers, no frames read).
+    // Frames scored on standard error where a person watches; the bar
+    // learns the count when the files are opened (their sizes or the Y4M
+    // index the pair builds anyway).
     let bar = if std::io::stderr().is_terminal() {
-        let total = fixture.reference.frame_count().unwrap_or(0) as u64;
-        crate::gate::execute::frames_bar(total)
+        crate::gate::execute::frames_bar(0)
     } else {
         indicatif::ProgressBar::hidden()
+    };
+    let slot: OnceLock<Result<SideFrames, FixtureError>> = OnceLock::new();
+    let load = || {
+        slot.get_or_init(|| {
+            let pair = open_pair(&fixture.reference, &fixture.distorted, None, 0);
+            if let Ok(pair) = &pair {
+                bar.set_length(pair.frames() as u64);
+            }
+            pair
+        })
+        .clone()
     };
     let on_frame = || bar.inc(1);
     let request = SideRequest { feature: &feature, fixture: &fixture, frames: &load, on_frame: &on_frame };
