@@ -1,55 +1,124 @@
 //! Writes outputs atomically: every file is complete or absent, never half
 //! written. All outputs are staged in temporary files beside their targets
 //! first, and renamed into place only once every one of them was written.
+//!
+//! A symbolic link is followed: the file it points to is replaced, the link
+//! stays. A target that is not a regular file (a device such as
+//! `/dev/null`, a FIFO, `/dev/stdout` on a pipe or terminal) cannot be
+//! replaced by a rename without destroying it: it is written in place,
+//! after every staged file has landed. A new file gets the mode the umask
+//! allows (0666 less the umask, as a shell redirect would); a replaced one
+//! keeps its mode.
 
 use anyhow::{Context, Result, anyhow, bail};
+use std::fs::File;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
 pub struct Staged {
     files: Vec<(NamedTempFile, PathBuf)>,
+    /// Targets written in place at [`Staged::commit`]: (path as given, contents).
+    in_place: Vec<(PathBuf, Vec<u8>)>,
 }
 
 impl Staged {
     pub fn new() -> Self {
-        Staged { files: Vec::new() }
+        Staged { files: Vec::new(), in_place: Vec::new() }
     }
 
-    /// Writes `contents` to a temporary file in `path`'s folder.
+    /// Writes `contents` to a temporary file in the folder of the file
+    /// `path` names (or keeps them for a target written in place).
     pub fn add(&mut self, path: &Path, contents: &[u8]) -> Result<()> {
-        let mut tmp = temporary_beside(path)?;
-        tmp.write_all(contents)
-            .and_then(|_| tmp.flush())
-            .with_context(|| format!("cannot write {}", path.display()))?;
-        self.files.push((tmp, path.to_path_buf()));
+        match destination(path)? {
+            Destination::InPlace => self.in_place.push((path.to_path_buf(), contents.to_vec())),
+            Destination::Replace { file, existing } => {
+                let mut tmp = temporary_beside(path, &file)?;
+                if let Some(permissions) = existing {
+                    // The temporary file's own mode is 0600: the replaced file keeps its mode.
+                    tmp.as_file().set_permissions(permissions).with_context(|| format!("cannot write {}", path.display()))?;
+                }
+                tmp.write_all(contents)
+                    .and_then(|_| tmp.flush())
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                self.files.push((tmp, file));
+            }
+        }
         Ok(())
     }
 
-    /// Renames every staged file into place.
+    /// Renames every staged file into place, then writes the targets that
+    /// are written in place.
     pub fn commit(self) -> Result<()> {
         for (tmp, path) in self.files {
             tmp.persist(&path).with_context(|| format!("cannot write {}", path.display()))?;
+        }
+        for (path, contents) in self.in_place {
+            File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(&contents).and_then(|_| f.flush()))
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
         Ok(())
     }
 }
 
-/// A temporary file in `path`'s folder, or the error that says why there
-/// can be none.
-fn temporary_beside(path: &Path) -> Result<NamedTempFile> {
-    if path.is_dir() {
-        bail!("cannot write {}: it is a folder", path.display());
+/// Where an output goes.
+#[derive(Debug, PartialEq)]
+enum Destination {
+    /// Staged beside `file` (the path given, or where its links lead) and
+    /// renamed over it; `existing`: the mode of the file it replaces.
+    Replace { file: PathBuf, existing: Option<std::fs::Permissions> },
+    /// Not a regular file: opened and written as it is.
+    InPlace,
+}
+
+/// How links longer than this are refused (as the kernel's ELOOP).
+const MAX_LINKS: usize = 40;
+
+fn destination(path: &Path) -> Result<Destination> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => bail!("cannot write {}: it is a folder", path.display()),
+        Ok(m) if m.is_file() => {
+            let file = if path.is_symlink() {
+                std::fs::canonicalize(path).with_context(|| format!("cannot write {}", path.display()))?
+            } else {
+                path.to_path_buf()
+            };
+            Ok(Destination::Replace { file, existing: Some(m.permissions()) })
+        }
+        Ok(_) => Ok(Destination::InPlace),
+        // Absent, or a link to a file not there yet: create where it leads.
+        Err(_) => {
+            let mut file = path.to_path_buf();
+            for _ in 0..MAX_LINKS {
+                match std::fs::read_link(&file) {
+                    Ok(target) => file = file.parent().unwrap_or(Path::new("")).join(target),
+                    Err(_) => return Ok(Destination::Replace { file, existing: None }),
+                }
+            }
+            bail!("cannot write {}: too many levels of symbolic links", path.display())
+        }
     }
-    let dir = match path.parent() {
+}
+
+/// A temporary file in `file`'s folder (`path`: the output as the user
+/// named it, for messages), or the error that says why there can be none.
+fn temporary_beside(path: &Path, file: &Path) -> Result<NamedTempFile> {
+    let dir = match file.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
     };
     if !dir.is_dir() {
         bail!("cannot write {}: there is no folder {}", path.display(), dir.display());
     }
+    // 0666 less the umask for a new file, as `open(2)` gives one.
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
     // The kind alone: tempfile's message names its random file name.
-    NamedTempFile::new_in(dir).map_err(|e| {
+    builder.tempfile_in(dir).map_err(|e| {
         anyhow!(
             "cannot write {}: cannot create a file in {}: {}",
             path.display(),
@@ -62,10 +131,13 @@ fn temporary_beside(path: &Path) -> Result<NamedTempFile> {
 /// Fails now, with the error [`Staged::add`] would give at the end, where
 /// an output could not be written (its folder missing or read-only, or the
 /// path a folder): for commands that work a long time before they write.
-/// Leaves nothing behind.
+/// Leaves nothing behind. A target written in place (a device, a FIFO) is
+/// not opened here: a FIFO's open waits for its reader.
 pub fn check_writable<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Result<()> {
     for path in paths {
-        drop(temporary_beside(path)?);
+        if let Destination::Replace { file, .. } = destination(path)? {
+            drop(temporary_beside(path, &file)?);
+        }
     }
     Ok(())
 }
@@ -103,5 +175,62 @@ mod tests {
         let err = check_writable([dir.path()]).unwrap_err();
         assert!(format!("{err:#}").contains("it is a folder"), "{err:#}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left behind");
+    }
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_followed_and_kept_and_modes_are_a_shell_redirects() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        // A new file: the mode File::create gives (0666 less the umask).
+        let witness = dir.path().join("witness");
+        File::create(&witness).unwrap();
+        let fresh = dir.path().join("fresh.json");
+        let mut staged = Staged::new();
+        staged.add(&fresh, b"new").unwrap();
+        staged.commit().unwrap();
+        assert_eq!(mode(&fresh), mode(&witness));
+        // A replaced file keeps its mode; a link to it stays a link.
+        let target = dir.path().join("target.json");
+        std::fs::write(&target, "old").unwrap();
+        std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = dir.path().join("link.json");
+        std::os::unix::fs::symlink("target.json", &link).unwrap();
+        check_writable([link.as_path()]).unwrap();
+        let mut staged = Staged::new();
+        staged.add(&link, b"through the link").unwrap();
+        staged.commit().unwrap();
+        assert!(link.is_symlink(), "the link was replaced");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "through the link");
+        assert_eq!(mode(&target), 0o640);
+        // A link to a file not there yet creates the file it names.
+        let dangling = dir.path().join("dangling.json");
+        std::os::unix::fs::symlink("created.json", &dangling).unwrap();
+        let mut staged = Staged::new();
+        staged.add(&dangling, b"made").unwrap();
+        staged.commit().unwrap();
+        assert!(dangling.is_symlink());
+        assert_eq!(std::fs::read_to_string(dir.path().join("created.json")).unwrap(), "made");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_is_written_in_place_not_replaced() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        check_writable([fifo.as_path()]).unwrap();
+        let mut staged = Staged::new();
+        staged.add(&fifo, b"streamed").unwrap();
+        staged.commit().unwrap();
+        assert_eq!(reader.join().unwrap(), b"streamed");
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO was replaced");
     }
 }
