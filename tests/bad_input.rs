@@ -325,3 +325,38 @@ fn duplicate_features_in_the_registry_are_refused() {
     assert_eq!(code, 2);
     assert!(err.contains("features.yaml:4:3: features.psnr: `psnr` is defined twice"), "{err}");
 }
+
+/// A reader that closes standard output early (`ulpgate validate | head
+/// -1`) changes neither the exit code nor the report files: no panic
+/// (exit 101) on the broken pipe.
+#[test]
+fn a_closed_standard_output_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: false}}}}\npairs: [[cpu, opencl]]\nfixtures:\n  - name: s\n    \
+             synthetic: {{width: 32, height: 32, frames: 2, bit_depth: 8, chroma: \"420\", seed: 1}}\n"
+        ),
+    );
+    let json = dir.path().join("r.json");
+    for args in [
+        vec!["validate".as_ref(), g.as_os_str()],
+        vec!["run".as_ref(), g.as_os_str(), "--json-out".as_ref(), json.as_os_str()],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ulpgate"))
+            .current_dir(root())
+            .env_remove("GITHUB_ACTIONS")
+            .args(&args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{stderr}");
+    }
+    assert!(json.exists(), "the report was written");
+}

@@ -6,6 +6,7 @@ use super::video::GeometryArgs;
 use crate::backend::OpenOptions;
 use crate::backend::external::libvmaf_backend;
 use crate::bench::{clip, gate};
+use crate::cli::stdout::outln;
 use crate::config::ResolvedBackend;
 use crate::config::gate::BackendKind;
 use crate::config::gate::DeviceSelector;
@@ -206,7 +207,7 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
         };
         whole.add_row(vec![format!("open {} in this process", o.backend), format!("{:.3}", o.seconds), note]);
     }
-    println!("{whole}");
+    outln!("{whole}");
 
     let mut sides = table(&["Feature", "Fixture", "Backend", "Frames", "ms/frame", "fps", "vs cpu"]);
     for s in &result.sides {
@@ -224,7 +225,7 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
             opt(s.speedup_vs_cpu, 2),
         ]);
     }
-    println!("Each side alone, warm (median of {}):\n{sides}", args.repeat.max(1));
+    outln!("Each side alone, warm (median of {}):\n{sides}", args.repeat.max(1));
     let mut totals = table(&["Feature", "Backend", "Frames", "ms/frame", "fps", "vs cpu"]);
     for t in &result.totals {
         totals.add_row(vec![
@@ -236,7 +237,7 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
             opt(t.speedup_vs_cpu, 2),
         ]);
     }
-    println!("Per feature and backend, all fixtures:\n{totals}");
+    outln!("Per feature and backend, all fixtures:\n{totals}");
     write_json(&args.json_out, &result)?;
     Ok(0)
 }
@@ -344,7 +345,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         ]);
     }
     let m = &result.machine;
-    println!(
+    outln!(
         "{} vs {} ({}, {} frames), {} frame pairs per figure, the median of {} round(s)\nmachine: {} ({} CPUs, {} {}), {}\n{backends}",
         result.reference,
         result.distorted,
@@ -394,9 +395,9 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
             r.max_abs_diff_vs_cpu.map_or_else(|| "—".into(), |d| format!("{d:.1e}")),
         ]);
     }
-    println!("{t}");
+    outln!("{t}");
     if result.throughput.iter().any(|r| r.setup_seconds.is_some()) {
-        println!(
+        outln!(
             "GPU rows' upload-included figures are the steady state: the clock starts once every worker \
              thread has its buffers and streams and has scored {} frames; `Setup s` is that time, paid once \
              per run.",
@@ -404,7 +405,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
         );
     }
     if result.throughput.iter().any(|r| r.reading_thread == Some(true)) {
-        println!(
+        outln!(
             "cpu rows read as libvmaf's `--threads N` does: N workers score while, where a core is left, one \
              more thread reads the next frame pairs (not for temporal features, whose workers read the \
              earlier frames they need)."
@@ -413,7 +414,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
     let externals: Vec<&clip::Throughput> =
         result.throughput.iter().filter(|r| r.process_runs.is_some() && r.error.is_none()).collect();
     if let Some(first) = externals.first() {
-        println!(
+        outln!(
             "External backends run as whole processes: start-up, reading the files and writing their JSON \
              count in their time, {} run(s) of the {}-frame clip per round after one untimed run; `{{threads}}` \
              is the Threads column. ulpgate's \"upload incl.\" figures read the frames from the files too \
@@ -435,7 +436,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
                 r.max_abs_diff.map_or_else(|| "—".into(), |d| format!("{d:.1e}")),
             ]);
         }
-        println!("The CPU reference side by side with each external backend, reading included:\n{c}");
+        outln!("The CPU reference side by side with each external backend, reading included:\n{c}");
     }
     write_json(&args.json_out, &result)?;
     let failed =

@@ -1,6 +1,7 @@
 use super::Outcome;
 use crate::backend::gpu::Gpu;
 use crate::backend::{self, DeviceInfo, cuda, opencl, selftest, vulkan};
+use crate::cli::stdout::outln;
 use crate::config::gate::{BackendKind, DeviceSelector};
 use comfy_table::Table;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
@@ -42,7 +43,7 @@ pub fn run(args: Args) -> Outcome {
                 .collect();
             doc = json!({"devices": list, "self_test": results});
         }
-        println!("{}", serde_json::to_string_pretty(&doc).expect("serializes"));
+        outln!("{}", serde_json::to_string_pretty(&doc).expect("serializes"));
         return Ok(worst);
     }
     let mut table = Table::new();
@@ -80,14 +81,14 @@ pub fn run(args: Args) -> Outcome {
             }
         }
     }
-    println!("{table}");
+    outln!("{table}");
     for c in &checks {
         let verdict = match c.code {
             0 => "OK",
             1 => "FAIL",
             _ => "ERROR",
         };
-        println!("self-test {} #{} {}: {verdict} ({})", c.backend, c.index, c.name, c.detail);
+        outln!("self-test {} #{} {}: {verdict} ({})", c.backend, c.index, c.name, c.detail);
     }
     Ok(worst)
 }

@@ -9,6 +9,7 @@ mod render;
 mod run;
 mod schema;
 mod score;
+pub(crate) mod stdout;
 mod validate;
 mod video;
 
@@ -100,5 +101,11 @@ pub fn main() -> ExitCode {
             2
         }
     };
+    // A reader that closed standard output early changes nothing; a write
+    // that failed otherwise lost output, which is an error.
+    if let Some(e) = stdout::failure() {
+        eprintln!("error: cannot write to standard output: {e}");
+        return ExitCode::from(code.max(2));
+    }
     ExitCode::from(code)
 }

@@ -2,6 +2,7 @@
 //! JSON, Markdown and JUnit files (all or none), the verdict, and GitHub
 //! annotations.
 
+use crate::cli::stdout::outln;
 use crate::report::model::Report;
 use crate::report::{self, annotations, junit, render, terminal, write::Staged, write::check_writable};
 use anyhow::Context;
@@ -63,13 +64,13 @@ impl OutputArgs {
             eprintln!("warning: {w}");
         }
         if self.quiet {
-            println!("{}", terminal::verdict_line(report));
+            outln!("{}", terminal::verdict_line(report));
         } else {
-            println!("{}", terminal::summary_table(report, std::io::stdout().is_terminal()));
+            outln!("{}", terminal::summary_table(report, std::io::stdout().is_terminal()));
         }
         if !self.no_annotations && annotations::under_github_actions() {
             for line in annotations::for_report(report) {
-                println!("{line}");
+                outln!("{line}");
             }
         }
         Ok(())

@@ -1,4 +1,5 @@
 use super::Outcome;
+use crate::cli::stdout::out;
 use crate::report::write::Staged;
 use crate::report::{self, render};
 use anyhow::Context;
@@ -33,7 +34,7 @@ pub fn run(args: Args) -> Outcome {
             staged.add(path, md.as_bytes())?;
             staged.commit()?;
         }
-        None => print!("{md}"),
+        None => out!("{md}"),
     }
     Ok(0)
 }

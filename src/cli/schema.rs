@@ -1,6 +1,7 @@
 use super::Outcome;
 use crate::calibration::fit::FitReport;
 use crate::calibration::manifest::Manifest;
+use crate::cli::stdout::outln;
 use crate::config::calibration::CalibrationTable;
 use crate::config::features::FeatureRegistry;
 use crate::config::gate::GateFile;
@@ -53,14 +54,14 @@ pub fn run(args: Args) -> Outcome {
             )
             .into());
         }
-        println!("schemas in {} are up to date", args.out.display());
+        outln!("schemas in {} are up to date", args.out.display());
         return Ok(0);
     }
     std::fs::create_dir_all(&args.out).with_context(|| format!("cannot create {}", args.out.display()))?;
     for (name, text) in generated() {
         let path = args.out.join(name);
         std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
-        println!("wrote {}", path.display());
+        outln!("wrote {}", path.display());
     }
     Ok(0)
 }

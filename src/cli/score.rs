@@ -1,6 +1,7 @@
 use super::Outcome;
 use super::video::GeometryArgs;
 use crate::backend::{self, OpenOptions, SideFrames, SideRequest};
+use crate::cli::stdout::out;
 use crate::config::ResolvedBackend;
 use crate::config::ResolvedFeature;
 use crate::config::ResolvedFixture;
@@ -136,7 +137,7 @@ pub fn run(args: Args) -> Outcome {
             staged.add(path, text.as_bytes())?;
             staged.commit()?;
         }
-        None => print!("{text}"),
+        None => out!("{text}"),
     }
     Ok(0)
 }

@@ -1,4 +1,5 @@
 use super::Outcome;
+use crate::cli::stdout::outln;
 use crate::config::gate::GateFile;
 use crate::config::load::load_yaml;
 use crate::config::resolve::{load_calibration, load_registry};
@@ -70,17 +71,17 @@ pub fn run(args: Args) -> Outcome {
         };
         match kind {
             Kind::Registry => match load_registry(&path) {
-                Ok(r) => println!("ok: {} (feature registry: {} features)", path.display(), r.value.features.len()),
+                Ok(r) => outln!("ok: {} (feature registry: {} features)", path.display(), r.value.features.len()),
                 Err(d) => diags.extend(d),
             },
             Kind::Calibration => match load_calibration(&path, None) {
-                Ok(t) => println!("ok: {} (calibration table: {} rows)", path.display(), t.value.rows.len()),
+                Ok(t) => outln!("ok: {} (calibration table: {} rows)", path.display(), t.value.rows.len()),
                 Err(d) => diags.extend(d),
             },
             Kind::Gate => match load_gate(&path) {
                 Ok(g) => {
                     let cells: usize = g.pairs.iter().map(|p| p.features.len() * p.fixtures.len()).sum();
-                    println!(
+                    outln!(
                         "ok: {} (gate `{}`: {} features, {} pairs, {} fixtures, {cells} cells)",
                         path.display(),
                         g.name,

@@ -3,6 +3,7 @@
 //! Actions annotations when `GITHUB_ACTIONS=true`.
 
 use super::spans::SpanIndex;
+use crate::cli::stdout::outln;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -169,7 +170,7 @@ impl Diagnostics {
         for d in &self.0 {
             eprintln!("{d}");
             if github {
-                println!("{}", d.github_annotation());
+                outln!("{}", d.github_annotation());
             }
         }
     }

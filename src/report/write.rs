@@ -36,7 +36,9 @@ impl Staged {
                 let mut tmp = temporary_beside(path, &file)?;
                 if let Some(permissions) = existing {
                     // The temporary file's own mode is 0600: the replaced file keeps its mode.
-                    tmp.as_file().set_permissions(permissions).with_context(|| format!("cannot write {}", path.display()))?;
+                    tmp.as_file()
+                        .set_permissions(permissions)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
                 }
                 tmp.write_all(contents)
                     .and_then(|_| tmp.flush())

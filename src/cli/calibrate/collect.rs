@@ -4,6 +4,7 @@ use crate::calibration::collect::{self, Request, SMOKE_DEVICE, SMOKE_FRAMES};
 use crate::calibration::corpus::{self, COLUMNS, Format};
 use crate::calibration::manifest::{self, Collected, CorpusFile, GateSource, Manifest, Requested, Role};
 use crate::calibration::{sha256_hex, time};
+use crate::cli::stdout::outln;
 use crate::config::gate::DeviceSelector;
 use crate::config::{Diagnostic, Diagnostics, load_gate};
 use crate::report::model::Tool;
@@ -135,22 +136,22 @@ pub fn run(args: Args) -> Outcome {
         for b in &manifest.backends {
             let role = if b.role == Role::Reference { "reference" } else { "gpu" };
             match (&b.device, &b.reason) {
-                (Some(d), _) => println!("{} ({role}): {} [{}], {} rows", b.name, d.name, d.arch_id, b.rows),
-                (None, Some(r)) => println!("{} ({role}): skipped: {r}", b.name),
-                (None, None) => println!("{} ({role}): skipped", b.name),
+                (Some(d), _) => outln!("{} ({role}): {} [{}], {} rows", b.name, d.name, d.arch_id, b.rows),
+                (None, Some(r)) => outln!("{} ({role}): skipped: {r}", b.name),
+                (None, None) => outln!("{} ({role}): skipped", b.name),
             }
         }
         for f in &manifest.features {
             match f.status {
-                Collected::Collected => println!("  {}: {} rows", f.name, f.rows),
-                Collected::Skipped => println!("  {}: skipped: {}", f.name, f.reasons.join("; ")),
+                Collected::Collected => outln!("  {}: {} rows", f.name, f.rows),
+                Collected::Skipped => outln!("  {}: skipped: {}", f.name, f.reasons.join("; ")),
             }
         }
         for fx in &manifest.fixtures {
-            println!("  fixture {}: {} frames, {}", fx.name, fx.frames, fx.geometry);
+            outln!("  fixture {}: {} frames, {}", fx.name, fx.frames, fx.geometry);
         }
     }
-    println!(
+    outln!(
         "wrote {} rows to {} ({}) and the manifest to {}",
         manifest.rows,
         args.out.display(),

@@ -5,6 +5,7 @@ use crate::calibration::fit::{
 };
 use crate::calibration::table_write::{self, ProvenanceInfo};
 use crate::calibration::{manifest, sha256_hex, time};
+use crate::cli::stdout::outln;
 use crate::config::resolve::load_registry;
 use crate::report::model::Tool;
 use crate::report::render;
@@ -167,14 +168,14 @@ pub fn run(args: Args) -> Outcome {
     staged.commit()?;
 
     if !args.quiet {
-        println!("{}", terminal_table(&report.cells, std::io::stdout().is_terminal()));
+        outln!("{}", terminal_table(&report.cells, std::io::stdout().is_terminal()));
         for c in report.cells.iter().filter(|c| matches!(c.decision, Decision::Unfit | Decision::Undetermined)) {
-            println!("{} {}/{}/{} on {}: {}", c.decision.as_str(), c.backend, c.feature, c.metric, c.arch_id, c.reason);
+            outln!("{} {}/{}/{} on {}: {}", c.decision.as_str(), c.backend, c.feature, c.metric, c.arch_id, c.reason);
         }
     }
     let s = &report.summary;
     let decisions: Vec<String> = s.decisions.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    println!(
+    outln!(
         "{} cells: {}; held-out bars (every {holdout_every}th frame): {} pass, {} fail, {} undefined",
         s.cells,
         decisions.join(", "),
@@ -183,7 +184,7 @@ pub fn run(args: Args) -> Outcome {
         s.bars_undefined
     );
     for line in table_actions {
-        println!("{line}");
+        outln!("{line}");
     }
     Ok(0)
 }
