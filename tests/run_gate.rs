@@ -268,3 +268,30 @@ fn the_summary_lists_failures_one_by_one_and_folds_what_passed() {
     assert!(ok[0].contains("float_psnr") && ok[0].contains("2 fixtures"), "{text}");
     assert!(text.contains("FAIL: 4 cells, 2 OK, 2 FAIL"), "{text}");
 }
+
+/// libvmaf's psnr emits only `psnr_y` on 4:0:0 input (integer_psnr.c turns
+/// `enable_chroma` off for YUV400P): such a cell expects that metric alone,
+/// where it used to ERROR with "produced no psnr_cb, psnr_cr".
+#[test]
+fn psnr_on_luma_only_input_expects_luma_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: false}}, vulkan: {{required: false}}}}\n\
+             pairs: [[cpu, opencl], [cpu, vulkan]]\nfixtures:\n  - name: mono\n    \
+             synthetic: {{width: 64, height: 48, frames: 3, bit_depth: 10, chroma: \"400\", seed: 3}}\n"
+        ),
+    );
+    let json = dir.path().join("r.json");
+    let out = ulpgate().arg("run").arg(&gate).arg("--json-out").arg(&json).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let cells = report["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 2);
+    for cell in cells {
+        assert_ne!(cell["status"], "ERROR", "{cell}");
+        assert_eq!(cell["metrics"], serde_json::json!(["psnr_y"]), "{cell}");
+    }
+}

@@ -32,6 +32,7 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     }),
     kernels: &[&ANSNR_FILTER_ROWS, &ANSNR_ROW_GROUPS],
     temporal: false,
+    chroma_metrics: &[],
     refuses: super::takes_any_geometry,
 };
 

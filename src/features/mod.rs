@@ -106,12 +106,25 @@ pub struct FeatureImpl {
     /// run once over the whole sequence, so the engine still spreads its
     /// frames over workers and frames in flight (features/gpu.rs).
     pub temporal: bool,
+    /// Metrics of the chroma planes, which libvmaf does not emit for 4:0:0
+    /// input (integer_psnr.c turns `enable_chroma` off for YUV400P): a
+    /// cell on a 4:0:0 fixture expects the others only.
+    pub chroma_metrics: &'static [&'static str],
     /// Why libvmaf's extractor refuses input of this geometry (cambi below
     /// its minimum size, a bit depth it does not take), in libvmaf's terms;
     /// `None` when it takes it. Such a cell is SKIP with this reason — the
     /// feature has no score there, on any backend — and the CPU reference
     /// refuses it too (`tests/reference.rs` checks it against libvmaf).
     pub refuses: fn(&Geometry, &Options) -> Option<String>,
+}
+
+impl FeatureImpl {
+    /// The metrics of `metrics` (the feature's under its options) that it
+    /// emits on input of `geometry`.
+    pub fn metrics_on(&self, metrics: &[String], geometry: &Geometry) -> Vec<String> {
+        let luma_only = geometry.planes() == 1;
+        metrics.iter().filter(|m| !(luma_only && self.chroma_metrics.contains(&m.as_str()))).cloned().collect()
+    }
 }
 
 /// [`FeatureImpl::refuses`] of a feature that takes every geometry.

@@ -31,6 +31,7 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
     }),
     kernels: &[&MOMENT_SUMS],
     temporal: false,
+    chroma_metrics: &[],
     refuses: super::takes_any_geometry,
 };
 

@@ -22,6 +22,7 @@ pub static PSNR: FeatureImpl = FeatureImpl {
     }),
     kernels: &[&PSNR_SSE],
     temporal: false,
+    chroma_metrics: &["psnr_cb", "psnr_cr"],
     refuses: super::takes_any_geometry,
 };
 
@@ -43,6 +44,7 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
     }),
     kernels: &[&PSNR_SSE],
     temporal: false,
+    chroma_metrics: &[],
     refuses: super::takes_any_geometry,
 };
 

@@ -69,7 +69,7 @@ pub fn plan(gates: Vec<ResolvedGate>, filters: &Filters) -> Result<Plan, Diagnos
                     }
                     cells.push(CellPlan {
                         gate: g,
-                        feature: feature.clone(),
+                        feature: on_fixture(gate, feature, fixture),
                         a: pair.a.clone(),
                         b: pair.b.clone(),
                         fixture: fixture.clone(),
@@ -80,6 +80,21 @@ pub fn plan(gates: Vec<ResolvedGate>, filters: &Filters) -> Result<Plan, Diagnos
         }
     }
     Ok(Plan { gates, cells, shard: None })
+}
+
+/// `feature` as a cell on `fixture` expects it: without the metrics it
+/// does not emit on the fixture's geometry (psnr's chroma on 4:0:0). A
+/// fixture whose geometry cannot be read keeps them all: reading it fails
+/// the cell anyway.
+fn on_fixture(gate: &ResolvedGate, feature: &ResolvedFeature, fixture: &str) -> ResolvedFeature {
+    let mut feature = feature.clone();
+    if let Some(imp) = crate::features::find(&feature.name)
+        && !imp.chroma_metrics.is_empty()
+        && let Some(geometry) = gate.fixtures.iter().find(|f| f.name == fixture).and_then(|f| f.reference.geometry())
+    {
+        feature.metrics = imp.metrics_on(&feature.metrics, &geometry);
+    }
+    feature
 }
 
 /// Every name given on the command line must exist in some gate.

@@ -30,6 +30,7 @@ pub static ADM: FeatureImpl = FeatureImpl {
     gpu: Some(gpu::integer_extractor),
     kernels: gpu::INTEGER_KERNELS,
     temporal: false,
+    chroma_metrics: &[],
     refuses: |geometry, _| refuses_below(geometry, integer::MIN_SIZE, "adm"),
 };
 
@@ -41,6 +42,7 @@ pub static FLOAT_ADM: FeatureImpl = FeatureImpl {
     gpu: Some(gpu::float_extractor),
     kernels: gpu::FLOAT_KERNELS,
     temporal: false,
+    chroma_metrics: &[],
     refuses: |geometry, _| refuses_below(geometry, float::MIN_SIZE, "float_adm"),
 };
 

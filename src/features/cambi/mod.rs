@@ -37,6 +37,7 @@ pub static CAMBI: FeatureImpl = FeatureImpl {
     }),
     kernels: &gpu::KERNELS,
     temporal: false,
+    chroma_metrics: &[],
     refuses: params::refuses,
 };
 

@@ -47,6 +47,7 @@ pub static CIEDE: FeatureImpl = FeatureImpl {
         &super::seqsum::SEQSUM_SERIAL,
     ],
     temporal: false,
+    chroma_metrics: &[],
     refuses,
 };
 

@@ -172,6 +172,7 @@ pub static MOTION: FeatureImpl = FeatureImpl {
     gpu: Some(|gpu, geometry, options| gpu::integer_extractor(gpu, geometry, options, false)),
     kernels: &[&gpu::MOTION_SAD, &gpu::MOTION_SAD_BYTES],
     temporal: true,
+    chroma_metrics: &[],
     refuses: |geometry, options| refuses_integer(geometry, options, false),
 };
 
@@ -187,6 +188,7 @@ pub static MOTION_V2: FeatureImpl = FeatureImpl {
     gpu: Some(|gpu, geometry, options| gpu::integer_extractor(gpu, geometry, options, true)),
     kernels: &[&gpu::MOTION_SAD, &gpu::MOTION_SAD_BYTES],
     temporal: true,
+    chroma_metrics: &[],
     refuses: |geometry, options| refuses_integer(geometry, options, true),
 };
 
@@ -209,6 +211,7 @@ pub static FLOAT_MOTION: FeatureImpl = FeatureImpl {
         &gpu::FLOAT_MOTION_SAD_SCALED_ROWS,
     ],
     temporal: true,
+    chroma_metrics: &[],
     refuses: refuses_float,
 };
 

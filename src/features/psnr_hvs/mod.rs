@@ -42,6 +42,7 @@ pub static PSNR_HVS: FeatureImpl = FeatureImpl {
         &super::seqsum::SEQSUM_SERIAL,
     ],
     temporal: false,
+    chroma_metrics: &[],
     refuses,
 };
 

@@ -29,6 +29,7 @@ pub static FLOAT_SSIM: FeatureImpl = FeatureImpl {
     gpu: Some(float_ssim::gpu_extractor),
     kernels: &gpu::KERNELS,
     temporal: false,
+    chroma_metrics: &[],
     refuses: float_ssim::refuses,
 };
 
@@ -40,6 +41,7 @@ pub static FLOAT_MS_SSIM: FeatureImpl = FeatureImpl {
     gpu: Some(ms_ssim::gpu_extractor),
     kernels: &gpu::KERNELS,
     temporal: false,
+    chroma_metrics: &[],
     refuses: ms_ssim::refuses,
 };
 

@@ -47,6 +47,7 @@ pub static SSIMULACRA2: FeatureImpl = FeatureImpl {
     gpu: Some(|gpu, geometry, options| gpu::extractor(gpu, Params::new(geometry, options)?)),
     kernels: &[&gpu::LINEAR_XYB, &gpu::DOWNSAMPLE_XYB, &gpu::BLUR_ROWS, &gpu::BLUR_COLUMNS_MAPS, &gpu::SUM_COLUMNS],
     temporal: false,
+    chroma_metrics: &[],
     refuses,
 };
 

@@ -38,6 +38,7 @@ pub static VIF: FeatureImpl = FeatureImpl {
     }),
     kernels: gpu_integer::KERNELS,
     temporal: false,
+    chroma_metrics: &[],
     refuses: |geometry, options| {
         let params = IntegerParams::new(options).ok()?;
         let start = usize::from(params.skip_scale0);
@@ -61,6 +62,7 @@ pub static FLOAT_VIF: FeatureImpl = FeatureImpl {
     }),
     kernels: gpu_float::KERNELS,
     temporal: false,
+    chroma_metrics: &[],
     refuses: |geometry, options| FloatParams::new(options).ok()?.refuses(geometry),
 };
 
