@@ -163,6 +163,12 @@ fn filters_narrow_the_cells_and_typos_get_suggestions() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--features: no feature `pnsr`") && err.contains("did you mean `psnr`?"), "{err}");
+    // Names that exist but select no cell together: a run that checks
+    // nothing must not pass.
+    let out = ulpgate().args(["run", "--quiet", "--backends", "cpu"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no cell of the gate matches --backends cpu") && err.contains("cpu vs vulkan"), "{err}");
 }
 
 #[test]

@@ -79,7 +79,35 @@ pub fn plan(gates: Vec<ResolvedGate>, filters: &Filters) -> Result<Plan, Diagnos
             }
         }
     }
+    if cells.is_empty() && (filters.features.is_some() || filters.backends.is_some() || filters.fixtures.is_some()) {
+        // A check that checks nothing must not pass: each name exists (see
+        // check_filters), but no cell has them all.
+        let pairs: BTreeSet<String> =
+            gates.iter().flat_map(|g| g.pairs.iter().map(|p| format!("{} vs {}", p.a, p.b))).collect();
+        return Err(Diagnostics::from(
+            Diagnostic::file(
+                Path::new("<command line>"),
+                format!("no cell of the gate matches {}", filters.describe()),
+            )
+            .expected(format!(
+                "a feature, a pair whose two backends are both listed, and a fixture that some pair compares \
+                     (the pairs: {})",
+                pairs.into_iter().collect::<Vec<_>>().join(", ")
+            )),
+        ));
+    }
     Ok(Plan { gates, cells, shard: None })
+}
+
+impl Filters {
+    /// The filters as given, for messages: `--features psnr --backends cpu`.
+    fn describe(&self) -> String {
+        [("--features", &self.features), ("--backends", &self.backends), ("--fixtures", &self.fixtures)]
+            .into_iter()
+            .filter_map(|(flag, names)| names.as_ref().map(|n| format!("{flag} {}", n.join(","))))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
 }
 
 /// `feature` as a cell on `fixture` expects it: without the metrics it
