@@ -360,3 +360,33 @@ fn a_closed_standard_output_changes_nothing() {
     }
     assert!(json.exists(), "the report was written");
 }
+
+/// Two outputs naming one file, and two gates under one name (cell ids
+/// would repeat, which `merge` refuses): exit 2 before any work.
+#[test]
+fn colliding_outputs_and_gate_names_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = format!(
+        "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: false}}}}\npairs: [[cpu, opencl]]\n\
+         fixtures:\n  - name: s\n    synthetic: {{width: 32, height: 32, frames: 2, bit_depth: 8, chroma: \"420\", seed: 1}}\n"
+    );
+    let g = write(dir.path(), "g.yaml", &gate);
+    let h = write(dir.path(), "h.yaml", &gate);
+    let out = ulpgate()
+        .current_dir(dir.path())
+        .args(["run", "g.yaml", "--json-out", "r", "--md-out", "./r"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("cannot write r and ./r: they are the same file"), "{err}");
+    assert!(!dir.path().join("r").exists());
+    for (files, message) in
+        [([&g, &g], "the gate file is given twice"), ([&g, &h], "gate name `t` is also the name of")]
+    {
+        let out = ulpgate().arg("run").args(files).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(message), "{err}");
+    }
+}

@@ -21,7 +21,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub junit_out: Option<PathBuf>,
     /// Render the Markdown with this minijinja template instead.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "md_out")]
     pub template: Option<PathBuf>,
     /// No summary table (the verdict line stays).
     #[arg(long, short)]

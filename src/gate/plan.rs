@@ -49,6 +49,7 @@ pub struct Filters {
 
 /// Expands gates into cells, in gate order: feature, then pair, then fixture.
 pub fn plan(gates: Vec<ResolvedGate>, filters: &Filters) -> Result<Plan, Diagnostics> {
+    check_gate_names(&gates)?;
     check_filters(&gates, filters)?;
     let mut cells = Vec::new();
     for (g, gate) in gates.iter().enumerate() {
@@ -123,6 +124,27 @@ fn on_fixture(gate: &ResolvedGate, feature: &ResolvedFeature, fixture: &str) -> 
         feature.metrics = imp.metrics_on(&feature.metrics, &geometry);
     }
     feature
+}
+
+/// Cell ids begin with the gate's name: two gates of one run (or one gate
+/// file given twice) must not share it, or the report would hold cells
+/// that `merge` refuses as duplicates.
+fn check_gate_names(gates: &[ResolvedGate]) -> Result<(), Diagnostics> {
+    let mut diags = Diagnostics::default();
+    for (i, gate) in gates.iter().enumerate() {
+        if let Some(first) = gates[..i].iter().find(|g| g.name == gate.name) {
+            let message = if first.file == gate.file {
+                "the gate file is given twice".to_string()
+            } else {
+                format!("gate name `{}` is also the name of {}", gate.name, first.file.display())
+            };
+            diags.push(
+                Diagnostic::file(&gate.file, message)
+                    .expected("each gate of a run under a name of its own (cell ids begin with it)"),
+            );
+        }
+    }
+    diags.into_result()
 }
 
 /// Every name given on the command line must exist in some gate.

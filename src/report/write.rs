@@ -135,13 +135,34 @@ fn temporary_beside(path: &Path, file: &Path) -> Result<NamedTempFile> {
 /// path a folder): for commands that work a long time before they write.
 /// Leaves nothing behind. A target written in place (a device, a FIFO) is
 /// not opened here: a FIFO's open waits for its reader.
+/// Two outputs that name one file (`--json-out r --md-out ./r`) are an
+/// error too: one would silently overwrite the other.
 pub fn check_writable<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Result<()> {
+    let mut files: Vec<(PathBuf, &Path)> = Vec::new();
     for path in paths {
         if let Destination::Replace { file, .. } = destination(path)? {
             drop(temporary_beside(path, &file)?);
+            let same = identity(&file);
+            if let Some((_, first)) = files.iter().find(|(f, _)| *f == same) {
+                bail!("cannot write {} and {}: they are the same file", first.display(), path.display());
+            }
+            files.push((same, path));
         }
     }
     Ok(())
+}
+
+/// Where `file` is, whatever the spelling: its folder resolved (the folder
+/// exists: [`temporary_beside`] checked it), then its name.
+fn identity(file: &Path) -> PathBuf {
+    let dir = match file.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    match (std::fs::canonicalize(dir), file.file_name()) {
+        (Ok(dir), Some(name)) => dir.join(name),
+        _ => file.to_path_buf(),
+    }
 }
 
 impl Default for Staged {
@@ -176,8 +197,12 @@ mod tests {
         assert!(format!("{err:#}").contains("cannot write") && format!("{err:#}").contains("missing"), "{err:#}");
         let err = check_writable([dir.path()]).unwrap_err();
         assert!(format!("{err:#}").contains("it is a folder"), "{err:#}");
+        let spelt_twice = dir.path().join(".").join("a.json");
+        let err = check_writable([good.as_path(), spelt_twice.as_path()]).unwrap_err();
+        assert!(format!("{err:#}").contains("they are the same file"), "{err:#}");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left behind");
     }
+
     #[cfg(unix)]
     #[test]
     fn a_link_is_followed_and_kept_and_modes_are_a_shell_redirects() {
