@@ -390,3 +390,28 @@ fn colliding_outputs_and_gate_names_are_refused() {
         assert!(err.contains(message), "{err}");
     }
 }
+
+/// `validate` checks configuration, not data: fixture files that are not
+/// there (yet), or are folders, are warnings at their line and column.
+#[test]
+fn validate_warns_of_fixture_files_at_their_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("folder")).unwrap();
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: false}}}}\npairs: [[cpu, opencl]]\n\
+             fixtures:\n  - name: f\n    reference: nosuch.yuv\n    distorted: folder\n    golden: nosuchdir\n    \
+             geometry: {{width: 64, height: 48, bit_depth: 8, chroma: \"420\"}}\n"
+        ),
+    );
+    let out = ulpgate().arg("validate").arg(&g).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    for line in ["g.yaml:9:16: fixture `f`: ", "g.yaml:10:16: fixture `f`: ", "g.yaml:11:13: fixture `f`: "] {
+        assert!(err.contains(line), "{line} in {err}");
+    }
+    assert!(err.contains("nosuch.yuv does not exist") && err.contains("folder is a folder, not a file"), "{err}");
+    assert!(err.contains("nosuchdir does not exist"), "{err}");
+}

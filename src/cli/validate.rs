@@ -89,18 +89,35 @@ pub fn run(args: Args) -> Outcome {
                         g.pairs.len(),
                         g.fixtures.len()
                     );
-                    for f in &g.fixtures {
-                        for src in [&f.reference, &f.distorted] {
-                            if let FrameSource::Raw { path: p, .. } | FrameSource::Y4m { path: p } = src
-                                && !p.exists()
-                            {
-                                eprintln!(
-                                    "warning: {}: fixture `{}`: {} does not exist",
-                                    path.display(),
-                                    f.name,
-                                    p.display()
-                                );
-                            }
+                    // Files are data, not configuration: a fixture whose
+                    // files are not there (yet) is a warning, at its line.
+                    let spans = load_yaml::<GateFile>(&path).ok().map(|l| l.spans);
+                    for (i, f) in g.fixtures.iter().enumerate() {
+                        let files = [("reference", &f.reference), ("distorted", &f.distorted)].into_iter().filter_map(
+                            |(key, src)| match src {
+                                FrameSource::Raw { path: p, .. } | FrameSource::Y4m { path: p } => {
+                                    Some((key, p, false))
+                                }
+                                FrameSource::Synthetic { .. } => None,
+                            },
+                        );
+                        for (key, p, folder) in files.chain(f.golden.as_ref().map(|p| ("golden", p, true))) {
+                            let problem = match std::fs::metadata(p) {
+                                Err(_) => "does not exist",
+                                Ok(m) if m.is_dir() && !folder => "is a folder, not a file",
+                                Ok(m) if !m.is_dir() && folder => "is not a folder",
+                                Ok(_) => continue,
+                            };
+                            let at = spans
+                                .as_ref()
+                                .and_then(|s| s.find(&format!("/fixtures/{i}/{key}")))
+                                .map_or(String::new(), |pos| format!(":{}:{}", pos.line, pos.column));
+                            eprintln!(
+                                "warning: {}{at}: fixture `{}`: {} {problem}",
+                                path.display(),
+                                f.name,
+                                p.display()
+                            );
                         }
                     }
                 }
