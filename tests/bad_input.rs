@@ -326,6 +326,46 @@ fn duplicate_features_in_the_registry_are_refused() {
     assert!(err.contains("features.yaml:4:3: features.psnr: `psnr` is defined twice"), "{err}");
 }
 
+/// Messages that say what was written and how to write it right, one per
+/// value: a top-level key twice at its second line, `chroma: 420` (a
+/// number to YAML), a NaN (JSON has none: it read as "nothing (null)"),
+/// `schema_version: "1"` once, not twice.
+#[test]
+fn yaml_slips_get_messages_about_what_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let rest = "features: [psnr]\nbackends: {cpu: {}, opencl: {required: false}}\npairs: [[cpu, opencl]]\nfixtures:\n  \
+                - name: s\n    synthetic: {width: 32, height: 32, frames: 2, bit_depth: 8, chroma: \"420\", seed: 1}\n";
+    let registry = "registry: @ROOT@/gates/features.yaml\n";
+    let cases = [
+        (
+            format!("schema_version: 1\nname: a\nname: b\n{registry}{rest}"),
+            vec!["g.yaml:3:1: name: `name` is defined twice"],
+        ),
+        (
+            format!("schema_version: 1\nname: a\n{registry}{}", rest.replace("chroma: \"420\"", "chroma: 420")),
+            vec!["wrong type: found the number 420", "expected: a string (in quotes: \"420\")"],
+        ),
+        (
+            format!("schema_version: 1\nname: a\n{registry}{}", rest.replace("chroma: \"420\"", "chroma: \"421\"")),
+            vec!["expected: one of: 420, 422, 444, 400"],
+        ),
+        (
+            format!("schema_version: 1\nname: a\n{registry}{}", rest.replace("width: 32", "width: .nan")),
+            vec!["g.yaml:9:24: fixtures[0].synthetic.width: `.nan` is not a number a gate takes", "a finite number"],
+        ),
+        (format!("schema_version: \"1\"\nname: a\n{registry}{rest}"), vec!["g.yaml:1:17: schema_version: wrong type"]),
+    ];
+    for (yaml, wanted) in cases {
+        let g = write(dir.path(), "g.yaml", &yaml);
+        let (code, err) = validate(&g);
+        assert_eq!(code, 2, "{err}");
+        for w in wanted {
+            assert!(err.contains(w), "{w} in {err}");
+        }
+        assert_eq!(err.matches("error:").count(), 1, "one message: {err}");
+    }
+}
+
 /// A reader that closes standard output early (`ulpgate validate | head
 /// -1`) changes neither the exit code nor the report files: no panic
 /// (exit 101) on the broken pipe.

@@ -88,6 +88,21 @@ pub fn parse_yaml<T: DeserializeOwned + JsonSchema>(path: &Path, text: &str) -> 
         }
         d
     })?;
+    // JSON has no NaN or infinity: serde_json would make them null and the
+    // schema would report "nothing (null)". Say what was written.
+    let mut non_finite = Vec::new();
+    find_non_finite(&yaml, String::new(), &mut non_finite);
+    if !non_finite.is_empty() {
+        return Err(Diagnostics(
+            non_finite
+                .into_iter()
+                .map(|(pointer, v)| {
+                    Diagnostic::at(path, &spans, &pointer, format!("{v} is not a number a gate takes"))
+                        .expected("a finite number")
+                })
+                .collect(),
+        ));
+    }
     let json: Value = serde_json::to_value(&yaml)
         .map_err(|e| Diagnostic::file(path, format!("unsupported YAML (keys must be strings): {e}")))?;
     let schema = schema_of::<T>();
@@ -98,18 +113,50 @@ pub fn parse_yaml<T: DeserializeOwned + JsonSchema>(path: &Path, text: &str) -> 
     }
     diags.0.sort_by_key(|d| (d.line, d.column));
     diags.0.dedup();
+    // One message per value: `schema_version: "1"` breaks both the type
+    // and the constant; the first (the type) says it.
+    diags.0.dedup_by(|later, first| {
+        later.line.is_some() && (later.line, later.column) == (first.line, first.column) && later.path == first.path
+    });
     diags.into_result()?;
     let value = serde_json::from_value(json).map_err(|e| Diagnostic::file(path, e.to_string()))?;
     Ok(Loaded { path: path.to_path_buf(), value, spans })
 }
 
+/// The JSON pointers of the NaNs and infinities in `v`, and how they read.
+fn find_non_finite(v: &serde_yaml::Value, pointer: String, out: &mut Vec<(String, String)>) {
+    match v {
+        serde_yaml::Value::Number(n) if n.as_f64().is_some_and(|f| !f.is_finite()) => {
+            out.push((pointer, format!("`{n}`")));
+        }
+        serde_yaml::Value::Sequence(items) => {
+            for (i, item) in items.iter().enumerate() {
+                find_non_finite(item, format!("{pointer}/{i}"), out);
+            }
+        }
+        serde_yaml::Value::Mapping(m) => {
+            for (k, item) in m {
+                if let Some(k) = k.as_str() {
+                    find_non_finite(item, format!("{pointer}/{}", escape(k)), out);
+                }
+            }
+        }
+        serde_yaml::Value::Tagged(t) => find_non_finite(&t.value, pointer, out),
+        _ => {}
+    }
+}
+
 /// serde_yaml reports a duplicate key at its mapping (`features: duplicate
 /// entry with key "psnr"`); point at the second occurrence of the key.
 fn duplicate_key(path: &Path, spans: &SpanIndex, msg: &str) -> Option<Diagnostic> {
-    let (at, rest) = msg.split_once(": duplicate entry with key \"")?;
+    // At the top level serde_yaml names no mapping: "duplicate entry with key".
+    let (at, rest) = match msg.split_once(": duplicate entry with key \"") {
+        Some(found) => found,
+        None => ("", msg.strip_prefix("duplicate entry with key \"")?),
+    };
     let key = rest.strip_suffix('"')?;
     let mut pointer = String::new();
-    for part in at.split('.') {
+    for part in at.split('.').filter(|p| !p.is_empty()) {
         let (name, indices) = part.split_once('[').map_or((part, ""), |(n, i)| (n, i));
         pointer.push('/');
         pointer.push_str(&escape(name));
@@ -156,6 +203,11 @@ fn explain(path: &Path, spans: &SpanIndex, schema: &Value, error: &ValidationErr
             let expected = match kind {
                 TypeKind::Single(t) => t.to_string(),
                 TypeKind::Multiple(ts) => ts.iter().map(|t| t.to_string()).collect::<Vec<_>>().join(" or "),
+            };
+            // `chroma: 420` is a number to YAML: say how to write the string.
+            let expected = match &**instance {
+                Value::Number(n) if expected == "string" => format!("a string (in quotes: \"{n}\")"),
+                _ => expected,
             };
             out.push(d(format!("wrong type: found {}", describe(instance))).expected(expected));
         }
