@@ -103,6 +103,24 @@ fn clip_mode_refuses_fixture_memory() {
     assert!(err.contains("--fixture-memory is for gates"), "{err}");
 }
 
+/// Each mode's flags are refused by the other, not ignored.
+#[test]
+fn gate_mode_and_clip_mode_refuse_each_others_flags() {
+    for (args, wanted) in [
+        (vec!["bench", "--frames", "12"], "--clip <REF> <DIST>"),
+        (vec!["bench", "--width", "200", "--height", "184"], "describe a --clip's raw YUV"),
+    ] {
+        let out = ulpgate().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(wanted), "{args:?}: {err}");
+    }
+    let out = ulpgate().args(clip_args(&["--runs", "2"])).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("cannot be used with") && err.contains("--runs <N>"), "{err}");
+}
+
 #[test]
 fn clip_mode_measures_upload_included_excluded_and_bandwidth() {
     let dir = "fixtures/reference/testsrc2_200x184_8bit_420";

@@ -35,13 +35,13 @@ pub struct Args {
     backends: Option<Vec<String>>,
     /// Clip mode: take backend declarations from this gate's `backends:`
     /// (an external command such as a real `vmaf`, a GPU backend's device).
-    #[arg(long = "gate", value_name = "GATE")]
+    #[arg(long = "gate", value_name = "GATE", requires = "clip")]
     declarations: Option<PathBuf>,
     /// Clip mode: time this libvmaf `vmaf` binary as the external backend
     /// `vmaf` (`-r {reference} -d {distorted} -w -h -p -b --feature
     /// {feature} --no_prediction --threads {threads} --quiet --json -o
     /// {output}`), side by side with the CPU reference at the same threads.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", requires = "clip")]
     vmaf: Option<PathBuf>,
     /// Gate mode: only these fixtures (names or trailing-* patterns).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
@@ -50,10 +50,10 @@ pub struct Args {
     #[arg(long, value_name = "INDEX|NAME")]
     vulkan_device: Option<String>,
     /// Gate mode: whole runs timed as separate processes (start to exit).
-    #[arg(long, default_value_t = 5, value_name = "N")]
+    #[arg(long, default_value_t = 5, value_name = "N", conflicts_with = "clip")]
     runs: usize,
     /// Gate mode: timed repetitions of each side alone (median reported).
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = 3, value_name = "N", conflicts_with = "clip")]
     repeat: usize,
     /// Gate mode: hold a fixture's frames in memory up to MIB mebibytes, as
     /// `run --fixture-memory` does (default 256; 0 reads every file fixture
@@ -63,7 +63,7 @@ pub struct Args {
     fixture_memory: Option<u64>,
     /// Gate mode: seconds of a reference run (e.g. the old gate's) to
     /// compare the median process time with.
-    #[arg(long, value_name = "SECONDS")]
+    #[arg(long, value_name = "SECONDS", conflicts_with = "clip")]
     baseline_seconds: Option<f64>,
     /// Clip mode: a reference and a distorted video (.yuv or .y4m).
     #[arg(long, num_args = 2, value_names = ["REF", "DIST"])]
@@ -71,7 +71,7 @@ pub struct Args {
     #[command(flatten)]
     video: GeometryArgs,
     /// Clip mode: frame pairs per measurement (the clip loops).
-    #[arg(long, default_value_t = 240, value_name = "N")]
+    #[arg(long, default_value_t = 240, value_name = "N", requires = "clip")]
     frames: usize,
     /// Clip mode: host threads reading and uploading frames for a GPU
     /// backend (default: as `run` does: up to 4 on a GPU, 1 on a CPU
@@ -80,15 +80,15 @@ pub struct Args {
     /// workers each take a run of frames),
     /// and an external command's `{threads}` (default 1). A list
     /// (`1,2`) measures each count in turn.
-    #[arg(long, value_delimiter = ',', value_name = "N[,N...]")]
+    #[arg(long, value_delimiter = ',', value_name = "N[,N...]", requires = "clip")]
     threads: Vec<usize>,
     /// Clip mode: take every measurement this many times, the backends in
     /// turn each time, and report the median (robust to other work on the
     /// machine).
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", requires = "clip")]
     rounds: usize,
     /// Clip mode: bytes per upload of the bandwidth measurement, in MiB.
-    #[arg(long, default_value_t = 32, value_name = "MIB")]
+    #[arg(long, default_value_t = 32, value_name = "MIB", requires = "clip")]
     bandwidth_mib: usize,
     /// Write the results as JSON here too.
     #[arg(long, value_name = "FILE")]
@@ -138,10 +138,9 @@ pub fn run(args: Args) -> Outcome {
 }
 
 fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
-    if args.declarations.is_some() || args.vmaf.is_some() || !args.threads.is_empty() || args.rounds != 1 {
-        return Err(
-            anyhow!("--gate, --vmaf, --threads and --rounds are for --clip; gates to time are arguments").into()
-        );
+    // The other clip-mode flags `requires = "clip"`; these are shared with `score`.
+    if args.video.given() {
+        return Err(anyhow!("--width, --height, --bit-depth and --chroma describe a --clip's raw YUV").into());
     }
     let files = if args.gates.is_empty() { vec![PathBuf::from("gates/default.yaml")] } else { args.gates.clone() };
     let mut gates = Vec::new();
@@ -312,6 +311,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
     if args.fixture_memory.is_some() {
         return Err(anyhow!("--fixture-memory is for gates: --clip reads its files frame by frame").into());
     }
+    args.video.check_used(&[&paths[0], &paths[1]])?;
     let features = args.features.clone().unwrap_or_else(|| {
         crate::features::implementations().filter(|f| f.gpu.is_some()).map(|f| f.name.to_string()).collect()
     });

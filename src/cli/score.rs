@@ -74,6 +74,7 @@ pub fn run(args: Args) -> Outcome {
     })?;
     let options = parse_options(&args.options)?;
     let metrics = (imp.metrics)(&options)?;
+    args.video.check_used(&[&args.reference, &args.distorted])?;
     let fixture = ResolvedFixture {
         name: "score".into(),
         reference: args.video.source(&args.reference)?,

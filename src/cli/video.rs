@@ -14,22 +14,24 @@ pub struct GeometryArgs {
     /// Raw YUV: luma height in pixels.
     #[arg(long)]
     height: Option<u32>,
-    /// Raw YUV: 8, or 10, 12, 16 (16-bit little-endian samples).
-    #[arg(long, default_value_t = 8)]
-    bit_depth: u8,
-    /// Raw YUV: 420, 422, 444 or 400.
-    #[arg(long, default_value = "420")]
-    chroma: String,
+    /// Raw YUV: 8 (the default), or 10, 12, 16 (16-bit little-endian
+    /// samples).
+    #[arg(long)]
+    bit_depth: Option<u8>,
+    /// Raw YUV: 420 (the default), 422, 444 or 400.
+    #[arg(long)]
+    chroma: Option<String>,
 }
 
 impl GeometryArgs {
     /// The geometry given, `None` when neither width nor height is.
     pub fn geometry(&self) -> Result<Option<Geometry>> {
-        let chroma: Chroma = serde_json::from_value(serde_json::Value::String(self.chroma.clone()))
-            .map_err(|_| anyhow!("--chroma {}: expected 420, 422, 444 or 400", self.chroma))?;
+        let name = self.chroma.as_deref().unwrap_or("420");
+        let chroma: Chroma = serde_json::from_value(serde_json::Value::String(name.to_string()))
+            .map_err(|_| anyhow!("--chroma {name}: expected 420, 422, 444 or 400"))?;
         match (self.width, self.height) {
             (Some(width), Some(height)) => {
-                let g = Geometry { width, height, bit_depth: self.bit_depth, chroma };
+                let g = Geometry { width, height, bit_depth: self.bit_depth.unwrap_or(8), chroma };
                 g.validate().map_err(|e| anyhow!(e))?;
                 Ok(Some(g))
             }
@@ -38,14 +40,32 @@ impl GeometryArgs {
         }
     }
 
+    /// Whether any of the flags was given.
+    pub fn given(&self) -> bool {
+        self.width.is_some() || self.height.is_some() || self.bit_depth.is_some() || self.chroma.is_some()
+    }
+
+    /// Refuses the flags where no file is raw YUV (both Y4M: each carries
+    /// its geometry), rather than ignore them.
+    pub fn check_used(&self, paths: &[&Path]) -> Result<()> {
+        if self.given() && paths.iter().all(|p| is_y4m(p)) {
+            bail!("--width, --height, --bit-depth and --chroma describe raw YUV; a Y4M file carries its own geometry");
+        }
+        Ok(())
+    }
+
     /// `path` as a frame source: Y4M by extension, else raw YUV with the
     /// geometry given.
     pub fn source(&self, path: &Path) -> Result<FrameSource> {
-        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m")) {
+        if is_y4m(path) {
             return Ok(FrameSource::Y4m { path: path.to_path_buf() });
         }
         let geometry =
             self.geometry()?.ok_or_else(|| anyhow!("{}: raw YUV needs --width and --height", path.display()))?;
         Ok(FrameSource::Raw { path: path.to_path_buf(), geometry })
     }
+}
+
+fn is_y4m(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("y4m"))
 }
