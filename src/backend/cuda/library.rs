@@ -133,7 +133,7 @@ fn open_first(what: &str, primary: &str, candidates: &[String], symbols: &[&str]
         }
     }
     Err(format!(
-        "{what} not found: {}; {} other names searched",
+        "{what} was not found: {}; {} other names searched",
         primary_error.unwrap_or_else(|| format!("{primary} was not searched")),
         candidates.len().saturating_sub(1)
     ))
@@ -166,7 +166,7 @@ mod tests {
     fn a_missing_library_is_a_reason_not_a_panic() {
         let name = "libulpgate-does-not-exist.so.13";
         let err = open_first("NVRTC", name, &[name.into(), "libalso-missing.so".into()], NVRTC_SYMBOLS).unwrap_err();
-        assert!(err.starts_with("NVRTC not found: libulpgate-does-not-exist.so.13: cannot open"), "{err}");
+        assert!(err.starts_with("NVRTC was not found: libulpgate-does-not-exist.so.13: cannot open"), "{err}");
         assert!(err.ends_with("; 1 other names searched"), "{err}");
     }
 

@@ -42,7 +42,7 @@ pub struct Args {
     /// fixture, frame order), in K folds so each frame is held out once; a
     /// cell needs 3·K frames.
     #[arg(long, value_name = "K", default_value_t = DEFAULT_HOLDOUT_EVERY as u64,
-          value_parser = clap::value_parser!(u64).range(2..))]
+          value_parser = holdout_every)]
     holdout_every: u64,
     /// Write each measured arch's calibrated row into this calibration
     /// table (only that row changes; see the table's header for the rule).
@@ -258,4 +258,26 @@ fn terminal_table(cells: &[CellFit], color: bool) -> String {
         ]);
     }
     table.to_string()
+}
+
+/// `--holdout-every K`: every K-th frame held out, so K of at least 2 (clap's
+/// own range message would print u64::MAX as the upper end).
+fn holdout_every(s: &str) -> Result<u64, String> {
+    match s.parse::<u64>() {
+        Ok(k) if k >= 2 => Ok(k),
+        Ok(_) => Err("every K-th frame is held out and the rest fitted: K must be 2 or more".into()),
+        Err(e) => Err(format!("{e}: give a whole number, 2 or more")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn holdout_every_takes_two_or_more() {
+        assert_eq!(super::holdout_every("2"), Ok(2));
+        for bad in ["0", "1", "-3", "two"] {
+            let err = super::holdout_every(bad).unwrap_err();
+            assert!(err.contains("2 or more") && !err.contains("18446744073709551615"), "{bad}: {err}");
+        }
+    }
 }
