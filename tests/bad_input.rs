@@ -455,3 +455,15 @@ fn validate_warns_of_fixture_files_at_their_lines() {
     assert!(err.contains("nosuch.yuv does not exist") && err.contains("folder is a folder, not a file"), "{err}");
     assert!(err.contains("nosuchdir does not exist"), "{err}");
 }
+
+/// A calibration table validated alone has its feature names checked
+/// against the repository's registry, as a gate's run checks them.
+#[test]
+fn a_calibration_table_alone_gets_its_feature_names_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = std::fs::read_to_string(root().join("calibration/gpu_ulp_calibration.yaml")).unwrap();
+    let t = write(dir.path(), "t.yaml", &table.replacen("      psnr: ", "      psnrr: ", 1));
+    let (code, err) = validate(&t);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unknown feature `psnrr`") && err.contains("did you mean `psnr`?"), "{err}");
+}

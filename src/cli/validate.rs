@@ -61,7 +61,17 @@ pub fn run(args: Args) -> Outcome {
     let paths =
         if args.paths.is_empty() { vec![PathBuf::from("gates"), PathBuf::from("calibration")] } else { args.paths };
     let mut diags = Diagnostics::default();
-    for path in yaml_files(&paths) {
+    let files = yaml_files(&paths);
+    // A calibration table names features: check them against a registry
+    // validated in the same run, else the repository's (a table alone
+    // would otherwise take any name, where a gate's run refuses it).
+    let registry = files
+        .iter()
+        .find(|p| matches!(kind_of(p), Ok(Kind::Registry)))
+        .cloned()
+        .or_else(|| Some(PathBuf::from("gates/features.yaml")).filter(|p| p.is_file()))
+        .and_then(|p| load_registry(&p).ok().map(|r| (p, r.value)));
+    for path in files {
         let kind = match kind_of(&path) {
             Ok(k) => k,
             Err(d) => {
@@ -74,8 +84,17 @@ pub fn run(args: Args) -> Outcome {
                 Ok(r) => outln!("ok: {} (feature registry: {} features)", path.display(), r.value.features.len()),
                 Err(d) => diags.extend(d),
             },
-            Kind::Calibration => match load_calibration(&path, None) {
-                Ok(t) => outln!("ok: {} (calibration table: {} rows)", path.display(), t.value.rows.len()),
+            Kind::Calibration => match load_calibration(&path, registry.as_ref().map(|(_, r)| r)) {
+                Ok(t) => outln!(
+                    "ok: {} (calibration table: {} rows; {})",
+                    path.display(),
+                    t.value.rows.len(),
+                    registry
+                        .as_ref()
+                        .map_or("features not checked: no feature registry found".to_string(), |(p, _)| {
+                            format!("features checked against {}", p.display())
+                        })
+                ),
                 Err(d) => diags.extend(d),
             },
             Kind::Gate => match load_gate(&path) {
