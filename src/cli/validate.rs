@@ -81,14 +81,16 @@ pub fn run(args: Args) -> Outcome {
         };
         match kind {
             Kind::Registry => match load_registry(&path) {
-                Ok(r) => outln!("ok: {} (feature registry: {} features)", path.display(), r.value.features.len()),
+                Ok(r) => {
+                    outln!("ok: {} (feature registry: {})", path.display(), count(r.value.features.len(), "feature"))
+                }
                 Err(d) => diags.extend(d),
             },
             Kind::Calibration => match load_calibration(&path, registry.as_ref().map(|(_, r)| r)) {
                 Ok(t) => outln!(
-                    "ok: {} (calibration table: {} rows; {})",
+                    "ok: {} (calibration table: {}; {})",
                     path.display(),
-                    t.value.rows.len(),
+                    count(t.value.rows.len(), "row"),
                     registry
                         .as_ref()
                         .map_or("features not checked: no feature registry found".to_string(), |(p, _)| {
@@ -101,12 +103,13 @@ pub fn run(args: Args) -> Outcome {
                 Ok(g) => {
                     let cells: usize = g.pairs.iter().map(|p| p.features.len() * p.fixtures.len()).sum();
                     outln!(
-                        "ok: {} (gate `{}`: {} features, {} pairs, {} fixtures, {cells} cells)",
+                        "ok: {} (gate `{}`: {}, {}, {}, {})",
                         path.display(),
                         g.name,
-                        g.features.len(),
-                        g.pairs.len(),
-                        g.fixtures.len()
+                        count(g.features.len(), "feature"),
+                        count(g.pairs.len(), "pair"),
+                        count(g.fixtures.len(), "fixture"),
+                        count(cells, "cell")
                     );
                     // Files are data, not configuration: a fixture whose
                     // files are not there (yet) is a warning, at its line.
@@ -160,4 +163,9 @@ pub fn run(args: Args) -> Outcome {
     }
     let diags = unique;
     if diags.is_empty() { Ok(0) } else { Err(diags.into()) }
+}
+
+/// `1 cell`, `2 cells`.
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
