@@ -45,11 +45,26 @@ impl GeometryArgs {
         self.width.is_some() || self.height.is_some() || self.bit_depth.is_some() || self.chroma.is_some()
     }
 
-    /// Refuses the flags where no file is raw YUV (both Y4M: each carries
-    /// its geometry), rather than ignore them.
+    /// Refuses flags that contradict a Y4M file's header (each carries its
+    /// geometry, so they are not needed there; agreeing ones are taken, as
+    /// a command template passes `--width {width}` for every file).
     pub fn check_used(&self, paths: &[&Path]) -> Result<()> {
-        if self.given() && paths.iter().all(|p| is_y4m(p)) {
-            bail!("--width, --height, --bit-depth and --chroma describe raw YUV; a Y4M file carries its own geometry");
+        for path in paths.iter().filter(|p| is_y4m(p)) {
+            // A header that cannot be read is reported when the file is opened.
+            let Some(header) = FrameSource::Y4m { path: path.to_path_buf() }.geometry() else { continue };
+            let given = [
+                ("--width", self.width.map(|w| w.to_string()), header.width.to_string()),
+                ("--height", self.height.map(|h| h.to_string()), header.height.to_string()),
+                ("--bit-depth", self.bit_depth.map(|b| b.to_string()), header.bit_depth.to_string()),
+                ("--chroma", self.chroma.clone(), header.chroma.as_str().to_string()),
+            ];
+            for (flag, value, own) in given {
+                if let Some(value) = value
+                    && value != own
+                {
+                    bail!("{}: its Y4M header says {header}, {flag} says {value}", path.display());
+                }
+            }
         }
         Ok(())
     }
