@@ -22,7 +22,7 @@ pub struct OutputArgs {
     /// Render the Markdown with this minijinja template instead.
     #[arg(long, value_name = "FILE")]
     pub template: Option<PathBuf>,
-    /// No summary table (the verdict line stays).
+    /// No summary table: only why cells FAILed or ERRORed, and the verdict.
     #[arg(long, short)]
     pub quiet: bool,
     /// Print no `::error` annotations, even under GitHub Actions.
@@ -63,7 +63,7 @@ impl OutputArgs {
             eprintln!("warning: {w}");
         }
         if self.quiet {
-            println!("{}", terminal::verdict_line(report));
+            println!("{}", terminal::quiet_summary(report));
         } else {
             println!("{}", terminal::summary_table(report, std::io::stdout().is_terminal()));
         }
