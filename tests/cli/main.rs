@@ -1,7 +1,7 @@
 //! End-to-end tests that drive the `ulpgate` binary: sharding and merging,
-//! JUnit, annotations, Markdown charts, the terminal summary, the external
-//! backend, and the GitHub workflows. One test binary, so the suite links
-//! once.
+//! JUnit, annotations, Markdown charts and size, the terminal summary, the
+//! external backend, and the GitHub workflows. One test binary, so the
+//! suite links once.
 
 mod annotations;
 mod calibrate;
