@@ -128,7 +128,7 @@ fn a_missing_driver_is_an_error_when_vulkan_is_required() {
     let r = report(&json);
     let vulkan = cells(&r, "vulkan");
     assert_eq!(vulkan.len(), gate_fixtures("gates/pr-lavapipe.yaml").len());
-    for c in vulkan {
+    for c in &vulkan {
         assert_eq!(c["status"], "ERROR");
         let note = c["note"].as_str().unwrap();
         // The loader's own reason, and the variable that caused it.
@@ -136,6 +136,12 @@ fn a_missing_driver_is_an_error_when_vulkan_is_required() {
         assert!(note.contains("ERROR_INCOMPATIBLE_DRIVER"), "{note}");
         assert!(note.contains("/nonexistent/icd.json"), "{note}");
     }
+    // --quiet still says why: once, for every cell it stopped.
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let n = vulkan.len();
+    let line = format!("ERROR {n} cells (cpu vs vulkan; psnr; {n} fixtures): vulkan unavailable");
+    assert!(stdout.starts_with(&line), "{stdout}");
+    assert_eq!(stdout.matches("ERROR_INCOMPATIBLE_DRIVER").count(), 1, "{stdout}");
 }
 
 #[test]

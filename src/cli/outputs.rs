@@ -23,7 +23,7 @@ pub struct OutputArgs {
     /// Render the Markdown with this minijinja template instead.
     #[arg(long, value_name = "FILE", requires = "md_out")]
     pub template: Option<PathBuf>,
-    /// No summary table (the verdict line stays).
+    /// No summary table: only why cells FAILed or ERRORed, and the verdict.
     #[arg(long, short)]
     pub quiet: bool,
     /// Print no `::error` annotations, even under GitHub Actions.
@@ -64,7 +64,7 @@ impl OutputArgs {
             eprintln!("warning: {w}");
         }
         if self.quiet {
-            outln!("{}", terminal::verdict_line(report));
+            outln!("{}", terminal::quiet_summary(report));
         } else {
             outln!("{}", terminal::summary_table(report, std::io::stdout().is_terminal()));
         }

@@ -49,6 +49,12 @@ pub fn to_json(report: &Report) -> String {
     s
 }
 
+/// `1 cell`, `2 cells`: a count and its noun, plural unless one (the
+/// nouns reports count take an `s`).
+pub fn plural(n: usize, noun: &str) -> String {
+    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
+}
+
 /// Reads a JSON report written by `run` or `merge`, saying clearly what is
 /// wrong with a file that is not one.
 pub fn read(path: &Path) -> anyhow::Result<Report> {
@@ -65,4 +71,113 @@ pub fn read(path: &Path) -> anyhow::Result<Report> {
         None => bail!("{} is not a ulpgate report: no schema_version", path.display()),
     }
     serde_json::from_value(doc).with_context(|| format!("{} is not a ulpgate report", path.display()))
+}
+
+/// Made-up reports for the renderers' tests.
+#[cfg(test)]
+pub(crate) mod samples {
+    use super::model::{Cell, MetricDiff, Report, Series, Status, Summary, Timing, Tool};
+    use crate::backend::{DeviceInfo, DeviceKind};
+    use std::collections::BTreeMap;
+
+    pub fn device(backend: &str, kind: DeviceKind, name: &str, arch_id: &str) -> DeviceInfo {
+        DeviceInfo {
+            backend: backend.into(),
+            kind,
+            arch_id: arch_id.into(),
+            name: name.into(),
+            driver: None,
+            driver_version: None,
+            api_version: None,
+            device_type: None,
+            pci_bus_id: None,
+        }
+    }
+
+    /// Cell `i` of feature `feature`, `cpu vs vulkan` on fixture `clip_<i>`;
+    /// a FAIL cell has a metric 3e-5 off on frame 5 of 12, and a chart.
+    pub fn cell(i: usize, feature: &str, status: Status, note: &str) -> Cell {
+        let (a, b) = ("cpu", "vulkan");
+        let fixture = format!("clip_{i}");
+        let failed = status == Status::Fail;
+        let ran = matches!(status, Status::Ok | Status::Fail);
+        let diff = if failed { 3e-5 } else { 0.0 };
+        let metric = format!("{feature}_y");
+        let per_metric = BTreeMap::from([(
+            metric.clone(),
+            MetricDiff {
+                max_abs_diff: Some(diff),
+                mismatches: usize::from(failed),
+                worst_frame: Some(5),
+                worst_a: Some(30.0),
+                worst_b: Some(30.0 + diff),
+                max_ulp_f32: Some(if failed { 16 } else { 0 }),
+                ..MetricDiff::default()
+            },
+        )]);
+        Cell {
+            id: format!("g/{feature}/{a}-vs-{b}/{fixture}"),
+            gate: "g".into(),
+            feature: feature.into(),
+            backend_a: a.into(),
+            backend_b: b.into(),
+            fixture,
+            status,
+            note: note.into(),
+            tolerance_abs: 1e-5,
+            tolerance_source: "default".into(),
+            adr: "ADR-0000".into(),
+            precision: Default::default(),
+            n_frames: ran.then_some(12),
+            metrics: vec![metric.clone()],
+            per_metric_max_abs_diff: if ran {
+                per_metric.iter().map(|(k, v)| (k.clone(), v.max_abs_diff)).collect()
+            } else {
+                BTreeMap::new()
+            },
+            per_metric_mismatches: if ran {
+                per_metric.iter().map(|(k, v)| (k.clone(), v.mismatches)).collect()
+            } else {
+                BTreeMap::new()
+            },
+            per_metric: if ran { per_metric } else { BTreeMap::new() },
+            device_a: Some(device(a, DeviceKind::Cpu, "Some CPU", "cpu:x86_64")),
+            device_b: ran.then(|| device(b, DeviceKind::Gpu, "Some GPU", "vulkan:0x1234:0x0001")),
+            arch_overrides: Vec::new(),
+            worst_series: failed.then(|| Series {
+                metric,
+                abs_diff: (0..12).map(|f| Some(if f == 5 { 3e-5 } else { 1e-7 })).collect(),
+            }),
+            calibrated: None,
+        }
+    }
+
+    pub fn report(cells: Vec<Cell>) -> Report {
+        let summary = Summary::of(&cells);
+        let (status, exit_code) = summary.verdict();
+        Report {
+            schema_version: super::model::SCHEMA_VERSION,
+            tool: Tool::this(),
+            gates: Vec::new(),
+            status,
+            exit_code,
+            summary,
+            shard: None,
+            cells,
+            warnings: Vec::new(),
+            timing: Timing::default(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        assert_eq!(plural(0, "cell"), "0 cells");
+        assert_eq!(plural(1, "cell"), "1 cell");
+        assert_eq!(plural(2, "more FAIL/ERROR cell"), "2 more FAIL/ERROR cells");
+    }
 }

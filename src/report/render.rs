@@ -14,10 +14,32 @@ pub const STEP_SUMMARY: &str = include_str!("../../templates/step-summary.md.j2"
 /// The hidden marker a sticky PR comment is found by.
 pub const MARKER: &str = "<!-- ulpgate-report -->";
 
+/// The most a rendered report may be, in UTF-16 code units (JavaScript's
+/// `String.length`, which the workflow's comment step measures; never fewer
+/// than characters). GitHub refuses a comment body over 65,536 characters;
+/// 65,000 leaves room for the marker and notice that step may add. A
+/// constant, not an option: the limit is GitHub's, and the JSON report and
+/// JUnit XML carry every cell whatever the Markdown leaves out.
+pub const MD_MAX_CHARS: usize = 65_000;
+
+// The step summary gets the same budget: GitHub takes up to 1 MiB of it per
+// step, and a UTF-16 code unit is at most 3 bytes of UTF-8.
+const _: () = assert!(MD_MAX_CHARS * 3 < 1 << 20);
+
 /// A minijinja environment with the filters every template may use.
 pub(crate) fn environment() -> Environment<'static> {
+    environment_with(false)
+}
+
+fn environment_with(keep_trailing_newline: bool) -> Environment<'static> {
     let mut env = Environment::new();
-    env.set_syntax(SyntaxConfig::builder().trim_blocks(true).build().expect("valid syntax"));
+    env.set_syntax(
+        SyntaxConfig::builder()
+            .trim_blocks(true)
+            .keep_trailing_newline(keep_trailing_newline)
+            .build()
+            .expect("valid syntax"),
+    );
     env.add_filter("icon", icon);
     env.add_filter("num", num);
     env.add_filter("exact", exact);
@@ -26,33 +48,205 @@ pub(crate) fn environment() -> Environment<'static> {
     env.add_filter("raw_worst_diff", raw_worst_diff);
     env.add_filter("chart", chart);
     env.add_filter("offsets_of", offsets_of);
+    env.add_filter("plural", |n: usize, noun: String| super::plural(n, &noun));
     env
 }
 
-/// Renders `report` with `template` (template source text).
+/// Renders `report` with `template` (template source text) within
+/// [`MD_MAX_CHARS`].
 pub fn render(report: &Report, template: &str) -> Result<String> {
-    let mut env = environment();
+    render_within(report, template, MD_MAX_CHARS)
+}
+
+/// How much of the report a render shows; [`render_within`] lowers these
+/// until the Markdown fits.
+#[derive(Debug, Clone, Copy)]
+struct Shown {
+    /// Rows of the all-cells table (the first ones).
+    cells: usize,
+    /// Rows of the FAIL/ERROR table (the first ones).
+    problem_rows: usize,
+    /// Detail blocks left out, in [`drop_order`].
+    details_dropped: usize,
+    /// Detail blocks that keep their chart (the first ones).
+    charts: usize,
+}
+
+/// Renders `report` with `template`, in at most `max_chars` UTF-16 code
+/// units. What does not fit goes, in this order: rows at the end of the
+/// all-cells table (a line says how many), then charts and detail blocks
+/// (the least useful first, [`drop_order`]), then rows at the end of the
+/// FAIL/ERROR table. The templates are told what they may show (see the
+/// context below); a template that shows more anyway is cut at a line,
+/// closing what it left open ([`cut`]). Ends with a newline when the
+/// template does.
+pub fn render_within(report: &Report, template: &str, max_chars: usize) -> Result<String> {
+    let mut env = environment_with(true);
     env.add_template("report", template).context("the template does not parse")?;
+    let tmpl = env.get_template("report")?;
     let problems: Vec<&Cell> =
         report.cells.iter().filter(|c| matches!(c.status, Status::Fail | Status::Error)).collect();
-    let mut devices: Vec<&DeviceInfo> = Vec::new();
-    for d in report.cells.iter().flat_map(|c| [&c.device_a, &c.device_b]).flatten() {
-        if !devices.iter().any(|x| x.backend == d.backend && x.arch_id == d.arch_id && x.name == d.name) {
-            devices.push(d);
+    let order = drop_order(&problems);
+    // Converted once: every attempt below renders the same values.
+    let report_value = Value::from(Serde(report));
+    let cell_values: Vec<Value> = report.cells.iter().map(|c| Value::from(Serde(c))).collect();
+    let problem_values: Vec<Value> = problems.iter().map(|c| Value::from(Serde(c))).collect();
+    let devices = Value::from(Serde(devices(report)));
+    let calibrated = report.cells.iter().any(|c| c.calibrated.is_some());
+    let attempt = |shown: Shown| -> Result<String> {
+        let dropped = &order[..shown.details_dropped];
+        let details: Vec<Value> =
+            (0..problems.len()).filter(|i| !dropped.contains(i)).map(|i| problem_values[i].clone()).collect();
+        let charted = |range: std::ops::Range<usize>| {
+            (0..problems.len())
+                .filter(|i| !dropped.contains(i))
+                .enumerate()
+                .filter(|(k, i)| range.contains(k) && problems[*i].worst_series.is_some())
+                .count()
+        };
+        let out = tmpl
+            .render(context! {
+                report => report_value.clone(),
+                problems => Value::from(problem_values.clone()),
+                devices => devices.clone(),
+                marker => MARKER,
+                calibrated => calibrated,
+                max_chars => max_chars,
+                problem_rows => Value::from(problem_values[..shown.problem_rows].to_vec()),
+                problem_rows_left_out => problems.len() - shown.problem_rows,
+                details => Value::from(details),
+                details_left_out => shown.details_dropped,
+                charts => shown.charts,
+                charts_left_out => charted(shown.charts..usize::MAX),
+                table_cells => Value::from(cell_values[..shown.cells].to_vec()),
+                table_cells_left_out => report.cells.len() - shown.cells,
+            })
+            .context("rendering the template failed")?;
+        Ok(out)
+    };
+    let fits = |s: &str| md_len(s) <= max_chars;
+    let mut shown =
+        Shown { cells: report.cells.len(), problem_rows: problems.len(), details_dropped: 0, charts: problems.len() };
+    let mut out = attempt(shown)?;
+    if fits(&out) {
+        return Ok(out);
+    }
+    // Each step shrinks one thing as little as fits, or to nothing before
+    // the next step starts: output grows with each of them.
+    let p = problems.len();
+    for step in 0..4 {
+        let max = if step == 0 { report.cells.len() } else { p };
+        let at = |k: usize| {
+            let mut s = shown;
+            match step {
+                0 => s.cells = k,
+                1 => s.charts = k,
+                2 => s.details_dropped = p - k,
+                _ => s.problem_rows = k,
+            }
+            s
+        };
+        let smallest = attempt(at(0))?;
+        if !fits(&smallest) {
+            shown = at(0);
+            out = smallest;
+            continue;
+        }
+        // The largest k in 0..=max that fits: k = 0 does, k = max did not.
+        let (mut lo, mut hi, mut best) = (0, max, smallest);
+        while lo + 1 < hi {
+            let mid = lo + (hi - lo) / 2;
+            let candidate = attempt(at(mid))?;
+            if fits(&candidate) {
+                (lo, best) = (mid, candidate);
+            } else {
+                hi = mid;
+            }
+        }
+        return Ok(best);
+    }
+    Ok(cut(&out, max_chars))
+}
+
+/// The order detail blocks are left out in: ERROR cells' first (their note,
+/// which is most of the block, is in the FAIL/ERROR table already), then
+/// FAIL cells', each from the last up, so the first problems keep theirs.
+fn drop_order(problems: &[&Cell]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..problems.len()).rev().collect();
+    order.sort_by_key(|&i| problems[i].status != Status::Error);
+    order
+}
+
+/// Length as GitHub's comment limit and the workflow count it.
+fn md_len(s: &str) -> usize {
+    s.encode_utf16().count()
+}
+
+/// The last resort, for a template that does not heed the budget: `text` up
+/// to the last whole line that fits in `max_chars` with what it needs
+/// appended — a closing fence for an open code block, a `</details>` for
+/// each open one, and a notice — so the HTML stays well formed.
+fn cut(text: &str, max_chars: usize) -> String {
+    const NOTICE: &str = "\n*… cut here to stay under GitHub's comment size limit: the JSON report has every cell.*\n";
+    let closing = |fenced: bool, open: usize| {
+        let mut c = String::new();
+        if fenced {
+            c.push_str("```\n");
+        }
+        for _ in 0..open {
+            c.push_str("\n</details>\n");
+        }
+        c.push_str(NOTICE);
+        c
+    };
+    let (mut kept, mut used, mut fenced, mut open) = (0, 0, false, 0usize);
+    let mut end = closing(false, 0);
+    for line in text.split_inclusive('\n') {
+        let mut f = fenced;
+        if line.trim_start().starts_with("```") {
+            f = !f;
+        }
+        let o = (open + line.matches("<details").count()).saturating_sub(line.matches("</details>").count());
+        let tail = closing(f, o);
+        if used + md_len(line) + md_len(&tail) > max_chars {
+            break;
+        }
+        (kept, used, fenced, open, end) = (kept + line.len(), used + md_len(line), f, o, tail);
+    }
+    let mut out = text[..kept].to_string();
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&end);
+    out
+}
+
+/// Each distinct device once, for the footer: those that computed a side of
+/// an OK or FAIL cell; an ERROR cell's only for a backend that computed
+/// nothing else. SKIP cells computed nothing, and their devices can be a
+/// backend's placeholder (`golden` before it read a recording).
+fn devices(report: &Report) -> Vec<&DeviceInfo> {
+    let mut out: Vec<&DeviceInfo> = Vec::new();
+    let sides = |statuses: &'static [Status]| {
+        report
+            .cells
+            .iter()
+            .filter(move |c| statuses.contains(&c.status))
+            .flat_map(|c| [&c.device_a, &c.device_b])
+            .flatten()
+    };
+    for d in sides(&[Status::Ok, Status::Fail]) {
+        if !out.contains(&d) {
+            out.push(d);
         }
     }
-    let tmpl = env.get_template("report")?;
-    let calibrated = report.cells.iter().any(|c| c.calibrated.is_some());
-    let out = tmpl
-        .render(context! {
-            report => Serde(report),
-            problems => Serde(problems),
-            devices => Serde(devices),
-            marker => MARKER,
-            calibrated => calibrated,
-        })
-        .context("rendering the template failed")?;
-    Ok(out)
+    let computed: Vec<String> = out.iter().map(|d| d.backend.clone()).collect();
+    for d in sides(&[Status::Error]) {
+        if !computed.contains(&d.backend) && !out.contains(&d) {
+            out.push(d);
+        }
+    }
+    out
 }
 
 fn icon(status: String) -> &'static str {
@@ -296,5 +490,184 @@ mod tests {
         let (bars, _, _) = check(&mermaid_chart("m", &[Some(12.5)], 5e-5));
         assert_eq!(bars, vec![12.5]);
         assert_eq!(mermaid_chart("m", &[], 1.0), "");
+    }
+
+    use crate::backend::DeviceKind;
+    use crate::report::plural;
+    use crate::report::samples::{cell, device, report};
+
+    /// `ok` OK cells, then `fail` FAIL and `error` ERROR cells in turn.
+    fn mixed(ok: usize, fail: usize, error: usize) -> Report {
+        let mut cells: Vec<Cell> = (0..ok).map(|i| cell(i, "psnr", Status::Ok, "")).collect();
+        for i in 0..fail.max(error) {
+            if i < fail {
+                cells.push(cell(ok + 2 * i, "vif", Status::Fail, "vif_y: 1 of 12 frames mismatch"));
+            }
+            if i < error {
+                cells.push(cell(ok + 2 * i + 1, "adm", Status::Error, "vulkan unavailable: no loader"));
+            }
+        }
+        report(cells)
+    }
+
+    /// What every comment must be, cut or not: within the budget, every
+    /// `<details>` closed after it opened, code fences paired, one final
+    /// newline.
+    fn assert_well_formed(md: &str, max: usize) {
+        assert!(md_len(md) <= max, "{} > {max}", md_len(md));
+        let mut depth = 0usize;
+        for line in md.lines() {
+            depth += line.matches("<details").count();
+            let closes = line.matches("</details>").count();
+            assert!(closes <= depth, "a </details> before its <details>: {line}");
+            depth -= closes;
+        }
+        assert_eq!(depth, 0, "unclosed <details>:\n{md}");
+        assert_eq!(md.lines().filter(|l| l.trim_start().starts_with("```")).count() % 2, 0, "unclosed fence:\n{md}");
+        assert!(md.ends_with('\n') && !md.ends_with("\n\n"), "one final newline");
+    }
+
+    #[test]
+    fn problems_come_first_and_a_report_that_fits_is_whole() {
+        let r = mixed(3, 1, 1);
+        let md = render(&r, PR_COMMENT).unwrap();
+        assert_well_formed(&md, MD_MAX_CHARS);
+        let at = |needle: &str| md.find(needle).unwrap_or_else(|| panic!("`{needle}` in {md}"));
+        assert!(at("| ❌ FAIL | `vif`") < at("<summary>❌ <b>vif</b>"));
+        assert!(at("<summary>⛔ <b>adm</b>") < at("<summary>All 5 cells</summary>"));
+        assert!(md.contains("```mermaid"));
+        assert!(!md.contains("left out"), "{md}");
+        assert!(md.contains("5 cells: **3 OK**, 1 FAIL, 1 ERROR, 0 SKIP"));
+    }
+
+    #[test]
+    fn counts_agree_with_their_nouns() {
+        let md = render(&report(vec![cell(0, "psnr", Status::Ok, "")]), PR_COMMENT).unwrap();
+        assert!(md.contains("1 cell: **1 OK**") && md.contains("<summary>All 1 cell</summary>"), "{md}");
+    }
+
+    #[test]
+    fn the_all_cells_table_loses_rows_first() {
+        let r = mixed(600, 5, 2);
+        let whole = render_within(&r, PR_COMMENT, usize::MAX).unwrap();
+        let max = md_len(&whole) - 2_000;
+        let md = render_within(&r, PR_COMMENT, max).unwrap();
+        assert_well_formed(&md, max);
+        assert_eq!(md.matches("```mermaid").count(), 5, "every chart kept");
+        assert_eq!(md.matches("<summary>⛔").count(), 2, "every detail kept");
+        // The table is a prefix of the cells: OK ones, here.
+        let shown = md.lines().filter(|l| l.starts_with("| ✅ OK |")).count();
+        assert!((500..600).contains(&shown), "{shown}");
+        assert!(md.contains(&format!("<summary>All 607 cells (the first {shown} here)</summary>")), "{md}");
+        assert!(md.contains(&format!("*… and {} more rows (see the note at the top).*", 607 - shown)), "{md}");
+        assert!(md.contains(&format!(
+            "> Left out to stay under GitHub's comment size limit: {} rows of the table",
+            607 - shown
+        )));
+        // As much as fits: one row more would not.
+        assert!(md_len(&md) + 80 > max);
+    }
+
+    /// Whatever the budget: the table goes before any chart, charts before
+    /// details, ERROR details before FAIL ones, every detail before any
+    /// FAIL/ERROR row; and what is left out is said.
+    #[test]
+    fn what_goes_when_the_budget_shrinks() {
+        let r = mixed(40, 8, 4);
+        let whole = render_within(&r, PR_COMMENT, usize::MAX).unwrap();
+        let mut budget = md_len(&whole);
+        let mut seen_cut = false;
+        while budget > 400 {
+            let md = render_within(&r, PR_COMMENT, budget).unwrap();
+            assert_well_formed(&md, budget);
+            let table = md.contains("<summary>All 52 cells");
+            let charts = md.matches("```mermaid").count();
+            let (fails, errors) = (md.matches("<summary>❌").count(), md.matches("<summary>⛔").count());
+            let rows = if table {
+                12
+            } else {
+                md.lines().filter(|l| l.starts_with("| ❌") || l.starts_with("| ⛔")).count()
+            };
+            // Below some budget even the lines that say so are cut.
+            let cut_short = md.contains("cut here");
+            if charts < 8 {
+                assert!(!table, "charts go after the table, at {budget}");
+                assert!(cut_short || md.contains("The table of all 52 cells is left out"), "{md}");
+                if fails == 8 {
+                    let left_out = plural(8 - charts, "per-frame chart");
+                    assert!(md.contains(&format!(" {left_out} of the details shown")), "{md}");
+                }
+            }
+            if fails + errors < 12 {
+                assert_eq!(charts, 0, "details go after the charts, at {budget}");
+                let more = plural(12 - fails - errors, "more cell");
+                let said = fails + errors == 0 || md.contains(&format!("*… and the details of {more} (see"));
+                assert!(cut_short || said, "{md}");
+            }
+            if fails < 8 {
+                assert_eq!(errors, 0, "FAIL details go after the ERROR ones, at {budget}");
+            }
+            if rows < 12 {
+                assert_eq!(fails + errors, 0, "rows go after the details, at {budget}");
+                let said = if rows == 0 {
+                    "*The table of 12 FAIL/ERROR cells is left out".to_string()
+                } else {
+                    format!("*… and {} more FAIL/ERROR", 12 - rows)
+                };
+                assert!(cut_short || md.contains(&said), "{md}");
+            }
+            let whole = table && !md.contains("more rows (see") && charts == 8 && fails + errors == 12;
+            assert!(md.contains("> Left out to stay under") != whole || cut_short, "{md}");
+            seen_cut |= cut_short;
+            budget = budget * 9 / 10;
+        }
+        assert!(seen_cut, "the smallest budgets cut even the header");
+    }
+
+    #[test]
+    fn a_template_that_ignores_the_budget_is_cut_at_a_line_and_closed() {
+        let r = mixed(100, 0, 0);
+        let t = "<details><summary>every cell</summary>\n\n```\n{% for c in report.cells %}{{ c.id }}\n{% endfor %}```\n\n</details>\n";
+        let md = render_within(&r, t, 600).unwrap();
+        assert_well_formed(&md, 600);
+        assert!(md.starts_with("<details><summary>every cell</summary>\n\n```\ng/psnr/cpu-vs-vulkan/clip_0\n"), "{md}");
+        assert!(md.ends_with("the JSON report has every cell.*\n"), "{md}");
+        // Lines are whole.
+        assert!(md.lines().filter(|l| l.starts_with("g/")).all(|l| l.split('_').nth(1).is_some_and(|n| !n.is_empty())));
+    }
+
+    #[test]
+    fn the_footer_names_each_device_once() {
+        let mut ok = cell(0, "psnr", Status::Ok, "");
+        let mut skipped = cell(1, "cambi", Status::Skip, "cambi does not take 200x184");
+        ok.backend_a = "golden".into();
+        ok.device_a = Some(device("golden", DeviceKind::Recorded, "libvmaf 3.2.0", "recorded:libvmaf 3.2.0"));
+        skipped.backend_a = "golden".into();
+        // A backend's placeholder, before it read a recording.
+        skipped.device_a = Some(device("golden", DeviceKind::Recorded, "recorded scores", "recorded"));
+        let both = cell(2, "psnr", Status::Ok, "");
+        let md = render(&report(vec![ok, skipped, both]), PR_COMMENT).unwrap();
+        let footer = md.lines().last().unwrap();
+        assert_eq!(
+            footer,
+            format!(
+                "<sub>Devices: vulkan = Some GPU (`vulkan:0x1234:0x0001`); cpu = Some CPU (`cpu:x86_64`). \
+                 Recorded scores: golden = libvmaf 3.2.0. ulpgate {}.</sub>",
+                env!("CARGO_PKG_VERSION")
+            )
+        );
+        // An empty shard.
+        let md = render(&report(Vec::new()), PR_COMMENT).unwrap();
+        assert!(md.ends_with(&format!("<sub>No device ran. ulpgate {}.</sub>\n", env!("CARGO_PKG_VERSION"))), "{md}");
+        assert!(md.contains("0 cells: **0 OK**"), "{md}");
+    }
+
+    #[test]
+    fn the_step_summary_keeps_to_the_budget_too() {
+        let r = mixed(0, 300, 300);
+        let md = render_within(&r, STEP_SUMMARY, 20_000).unwrap();
+        assert_well_formed(&md, 20_000);
+        let rows = md.lines().filter(|l| l.starts_with("| ❌ |") || l.starts_with("| ⛔ |")).count();
+        assert!(rows > 100 && md.contains(&format!("*… and {} more FAIL/ERROR cells, left out", 600 - rows)), "{md}");
     }
 }

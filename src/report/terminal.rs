@@ -1,13 +1,17 @@
-//! The summary table printed at the end of a run (comfy-table): what needs
-//! attention row by row, what passed folded per feature and pair.
+//! The summary printed at the end of a run: a comfy-table of what FAILed
+//! row by row and what passed folded per feature and pair, then ERROR and
+//! SKIP cells one line per reason (often many cells for one: no Vulkan
+//! loader, no GPU), then the verdict. `--quiet` keeps only why cells FAILed
+//! or ERRORed, and the verdict.
 
 use super::model::{Cell as ReportCell, Report, Status};
+use super::plural;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, Color, ContentArrangement, Table};
 
-/// FAIL and ERROR cells one row each; OK cells one row per feature and
-/// pair (how many fixtures, the worst |Δ| over them); SKIPped cells,
-/// usually many for one reason (no GPU here), one line per reason.
+/// FAIL cells one row each; OK cells one row per feature and pair (how
+/// many fixtures, the worst |Δ| over them); SKIP and ERROR cells one line
+/// per reason ([`by_note`]).
 pub fn summary_table(report: &Report, color: bool) -> String {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_content_arrangement(ContentArrangement::Dynamic).set_header(vec![
@@ -31,41 +35,46 @@ pub fn summary_table(report: &Report, color: bool) -> String {
             Status::Error => Color::Magenta,
             Status::Skip => Color::Yellow,
         });
-        let fixture = if group.len() == 1 { first.fixture.clone() } else { format!("{} fixtures", group.len()) };
-        let worst =
-            group.iter().filter_map(|c| worst_diff(c)).fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        let fixture = if group.len() == 1 { first.fixture.clone() } else { plural(group.len(), "fixture") };
         table.add_row(vec![
             status,
             Cell::new(&first.feature),
             Cell::new(format!("{} vs {}", first.backend_a, first.backend_b)),
             Cell::new(fixture),
-            Cell::new(worst.map_or("—".into(), number)),
-            Cell::new(distinct(&group, |c| number(c.tolerance_abs))),
-            Cell::new(distinct(&group, |c| c.tolerance_source.clone())),
+            Cell::new(worst_of(&group).map_or("—".into(), number)),
+            Cell::new(distinct(&group, |c| number(c.tolerance_abs)).join(", ")),
+            Cell::new(distinct(&group, |c| c.tolerance_source.clone()).join(", ")),
             Cell::new(&first.note),
         ]);
     }
-    let mut skipped: Vec<(String, usize)> = Vec::new();
-    for c in report.cells.iter().filter(|c| c.status == Status::Skip) {
-        match skipped.iter_mut().find(|(n, _)| *n == c.note) {
-            Some((_, count)) => *count += 1,
-            None => skipped.push((c.note.clone(), 1)),
-        }
-    }
     let mut out = if table.row_count() > 0 { format!("{table}\n") } else { String::new() };
-    for (note, count) in skipped {
-        out.push_str(&format!("SKIP {count} cell{}: {note}\n", if count == 1 { "" } else { "s" }));
+    for line in by_note(report, Status::Skip).into_iter().chain(by_note(report, Status::Error)) {
+        out.push_str(&line);
+        out.push('\n');
     }
     format!("{out}{} ({:.2} s)", verdict_line(report), report.timing.wall_seconds)
+}
+
+/// What `--quiet` prints, so a CI log still says why: FAIL cells one line
+/// per gate, feature and pair ([`fail_lines`]), ERROR cells one line per
+/// reason, then the verdict line.
+pub fn quiet_summary(report: &Report) -> String {
+    let mut out = String::new();
+    for line in fail_lines(report).into_iter().chain(by_note(report, Status::Error)) {
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out.push_str(&verdict_line(report));
+    out
 }
 
 /// `OK: 112 cells, 80 OK, 0 FAIL, 0 ERROR, 32 SKIP`
 pub fn verdict_line(report: &Report) -> String {
     let s = &report.summary;
     format!(
-        "{}: {} cells, {} OK, {} FAIL, {} ERROR, {} SKIP",
+        "{}: {}, {} OK, {} FAIL, {} ERROR, {} SKIP",
         report.status.as_str(),
-        s.cells,
+        plural(s.cells, "cell"),
         s.ok,
         s.fail,
         s.error,
@@ -73,11 +82,71 @@ pub fn verdict_line(report: &Report) -> String {
     )
 }
 
-/// The rows, in report order: every FAIL or ERROR cell alone; the OK cells
+/// The cells of `status` grouped by their note, in order of first
+/// appearance: `ERROR 10 cells (cpu vs vulkan; psnr, float_psnr; 5
+/// fixtures): <note>`. The note is printed once however many cells share it.
+fn by_note(report: &Report, status: Status) -> Vec<String> {
+    let mut groups: Vec<Vec<&ReportCell>> = Vec::new();
+    for c in report.cells.iter().filter(|c| c.status == status) {
+        match groups.iter_mut().find(|g| g[0].note == c.note) {
+            Some(g) => g.push(c),
+            None => groups.push(vec![c]),
+        }
+    }
+    groups
+        .iter()
+        .map(|g| format!("{} {} ({}): {}", status.as_str(), plural(g.len(), "cell"), scope(g), g[0].note))
+        .collect()
+}
+
+/// FAIL cells, one line per gate, feature and pair, with the note of the
+/// cell whose |Δ| is worst: `FAIL 2 cells (golden vs cpu; psnr; 2
+/// fixtures), the worst on <fixture>: psnr_y: 1 of 12 frames mismatch ...`.
+fn fail_lines(report: &Report) -> Vec<String> {
+    let mut groups: Vec<Vec<&ReportCell>> = Vec::new();
+    for c in report.cells.iter().filter(|c| c.status == Status::Fail) {
+        let key = |x: &ReportCell| (x.gate.clone(), x.feature.clone(), x.backend_a.clone(), x.backend_b.clone());
+        match groups.iter_mut().find(|g| key(g[0]) == key(c)) {
+            Some(g) => g.push(c),
+            None => groups.push(vec![c]),
+        }
+    }
+    groups
+        .iter()
+        .map(|g| {
+            // A cell with no finite |Δ| (every frame non-finite) ranks first.
+            let worst = g
+                .iter()
+                .max_by(|a, b| {
+                    let rank = |c: &ReportCell| worst_diff(c).unwrap_or(f64::INFINITY);
+                    rank(a).total_cmp(&rank(b))
+                })
+                .copied()
+                .unwrap_or(g[0]);
+            let place = if g.len() == 1 { String::new() } else { format!(", the worst on {}", worst.fixture) };
+            format!("FAIL {} ({}){place}: {}", plural(g.len(), "cell"), scope(g), worst.note)
+        })
+        .collect()
+}
+
+/// What a group of cells covers: `cpu vs vulkan; psnr, float_psnr; 5
+/// fixtures`, each part listed when short, counted when not; a lone
+/// fixture by name.
+fn scope(group: &[&ReportCell]) -> String {
+    let pairs = distinct(group, |c| format!("{} vs {}", c.backend_a, c.backend_b));
+    let features = distinct(group, |c| c.feature.clone());
+    let fixtures = distinct(group, |c| c.fixture.clone());
+    let part = |values: Vec<String>, most: usize, noun: &str| {
+        if values.len() <= most { values.join(", ") } else { plural(values.len(), noun) }
+    };
+    format!("{}; {}; {}", part(pairs, 2, "pair"), part(features, 3, "feature"), part(fixtures, 1, "fixture"))
+}
+
+/// The table's rows, in report order: every FAIL cell alone; the OK cells
 /// of one gate, feature and pair together.
 fn groups(report: &Report) -> Vec<Vec<&ReportCell>> {
     let mut out: Vec<Vec<&ReportCell>> = Vec::new();
-    for c in report.cells.iter().filter(|c| c.status != Status::Skip) {
+    for c in report.cells.iter().filter(|c| matches!(c.status, Status::Ok | Status::Fail)) {
         let same = |g: &Vec<&ReportCell>| {
             let f = g[0];
             f.status == Status::Ok
@@ -93,6 +162,11 @@ fn groups(report: &Report) -> Vec<Vec<&ReportCell>> {
     out
 }
 
+/// The largest |Δ| over a group's cells.
+fn worst_of(group: &[&ReportCell]) -> Option<f64> {
+    group.iter().filter_map(|c| worst_diff(c)).fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
+}
+
 fn worst_diff(c: &ReportCell) -> Option<f64> {
     c.per_metric_max_abs_diff
         .values()
@@ -106,8 +180,8 @@ fn number(x: f64) -> String {
     if x == 0.0 { "0".into() } else { format!("{x:.1e}") }
 }
 
-/// The one value a group shares, or every distinct value.
-fn distinct(group: &[&ReportCell], f: impl Fn(&ReportCell) -> String) -> String {
+/// Each distinct value over a group, in order.
+fn distinct(group: &[&ReportCell], f: impl Fn(&ReportCell) -> String) -> Vec<String> {
     let mut values: Vec<String> = Vec::new();
     for c in group {
         let v = f(c);
@@ -115,7 +189,7 @@ fn distinct(group: &[&ReportCell], f: impl Fn(&ReportCell) -> String) -> String 
             values.push(v);
         }
     }
-    values.join(", ")
+    values
 }
 
 #[cfg(test)]
@@ -127,5 +201,65 @@ mod tests {
         assert_eq!(number(0.0), "0");
         assert_eq!(number(4.92e-7), "4.9e-7");
         assert_eq!(number(5e-5), "5.0e-5");
+    }
+
+    use crate::report::samples::{cell, report};
+
+    const LOADER: &str = "vulkan unavailable: vkCreateInstance failed with ERROR_INCOMPATIBLE_DRIVER";
+
+    fn broken() -> Report {
+        let mut cells = vec![cell(0, "psnr", Status::Ok, "")];
+        for (i, feature) in ["psnr", "psnr", "float_psnr", "ciede"].into_iter().enumerate() {
+            cells.push(cell(i + 1, feature, Status::Error, LOADER));
+        }
+        cells.push(cell(5, "ssim", Status::Error, "a kernel failed to build"));
+        cells.push(cell(6, "vif", Status::Fail, "vif_y: 1 of 12 frames mismatch (worst |Δ| 3.000e-5 at frame 5)"));
+        let mut worse = cell(7, "vif", Status::Fail, "vif_y: 2 of 12 frames mismatch");
+        worse.per_metric_max_abs_diff.insert("vif_y".into(), Some(4e-5));
+        cells.push(worse);
+        cells.push(cell(8, "cambi", Status::Skip, "cambi does not take 8x8 input"));
+        report(cells)
+    }
+
+    #[test]
+    fn error_cells_that_share_a_reason_are_one_line() {
+        let out = summary_table(&broken(), false);
+        assert_eq!(out.matches(LOADER).count(), 1, "{out}");
+        assert!(
+            out.contains(&format!("ERROR 4 cells (cpu vs vulkan; psnr, float_psnr, ciede; 4 fixtures): {LOADER}\n")),
+            "{out}"
+        );
+        assert!(out.contains("ERROR 1 cell (cpu vs vulkan; ssim; clip_5): a kernel failed to build\n"), "{out}");
+        assert!(out.contains("SKIP 1 cell (cpu vs vulkan; cambi; clip_8): cambi does not take 8x8 input\n"), "{out}");
+        // The table holds what passed and what FAILed, nothing else.
+        let rows: Vec<&str> = out.lines().filter(|l| l.starts_with('│')).skip(1).collect();
+        assert_eq!(rows.len(), 3, "{out}");
+        assert!(rows.iter().all(|r| r.contains("OK") || r.contains("FAIL")), "{out}");
+        assert!(out.ends_with("ERROR: 9 cells, 1 OK, 2 FAIL, 5 ERROR, 1 SKIP (0.00 s)"), "{out}");
+    }
+
+    #[test]
+    fn quiet_still_says_why() {
+        let out = quiet_summary(&broken());
+        assert_eq!(
+            out.lines().collect::<Vec<_>>(),
+            [
+                "FAIL 2 cells (cpu vs vulkan; vif; 2 fixtures), the worst on clip_7: vif_y: 2 of 12 frames mismatch",
+                &format!("ERROR 4 cells (cpu vs vulkan; psnr, float_psnr, ciede; 4 fixtures): {LOADER}"),
+                "ERROR 1 cell (cpu vs vulkan; ssim; clip_5): a kernel failed to build",
+                "ERROR: 9 cells, 1 OK, 2 FAIL, 5 ERROR, 1 SKIP",
+            ]
+        );
+        let one = report(vec![cell(0, "psnr", Status::Ok, "")]);
+        assert_eq!(quiet_summary(&one), "OK: 1 cell, 1 OK, 0 FAIL, 0 ERROR, 0 SKIP");
+    }
+
+    #[test]
+    fn long_lists_are_counted() {
+        let cells: Vec<ReportCell> =
+            ["a", "b", "c", "d"].iter().enumerate().map(|(i, f)| cell(i, f, Status::Skip, "x")).collect();
+        let group: Vec<&ReportCell> = cells.iter().collect();
+        assert_eq!(scope(&group), "cpu vs vulkan; 4 features; 4 fixtures");
+        assert_eq!(scope(&group[..3]), "cpu vs vulkan; a, b, c; 3 fixtures");
     }
 }

@@ -137,6 +137,10 @@ fn the_required_lane_is_stable_and_always_reports() {
     assert!(script.contains(&format!("'{}'", ulpgate::report::render::MARKER)));
     assert!(script.contains("updateComment") && script.contains("catch"), "edits in place, never fails the job");
     assert!(ulpgate::report::render::PR_COMMENT.contains("{{ marker }}"));
+    // ulpgate's Markdown, with the marker, fits GitHub's 65,536 characters;
+    // the step's own cut, a safety net, closes every <details> it leaves open.
+    const { assert!(ulpgate::report::render::MD_MAX_CHARS + ulpgate::report::render::MARKER.len() < 65_536) };
+    assert!(script.contains("const limit = 65536;") && script.contains("'\\n</details>\\n'.repeat("), "{script}");
     // The job ends with the gate's verdict.
     let verdict = steps(&doc, "parity-gate").last().unwrap();
     assert_eq!(verdict["if"].as_str(), Some("always()"));
