@@ -528,6 +528,17 @@ mod tests {
     }
 
     #[test]
+    fn warnings_share_one_alert_and_a_pass_that_compared_nothing_says_so() {
+        let mut r = report(vec![cell(0, "psnr", Status::Skip, "cuda unavailable (optional)")]);
+        r.warnings = vec!["first".into(), "second".into()];
+        let md = render(&r, PR_COMMENT).unwrap();
+        assert!(md.contains("> [!WARNING]\n> first<br>\n> second\n"), "{md}");
+        assert!(md.contains("Nothing was compared: every cell SKIPped"), "{md}");
+        let ok = render(&mixed(1, 0, 0), PR_COMMENT).unwrap();
+        assert!(!ok.contains("Nothing was compared"), "{ok}");
+    }
+
+    #[test]
     fn problems_come_first_and_a_report_that_fits_is_whole() {
         let r = mixed(3, 1, 1);
         let md = render(&r, PR_COMMENT).unwrap();

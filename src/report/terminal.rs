@@ -71,8 +71,12 @@ pub fn quiet_summary(report: &Report) -> String {
 /// `OK: 112 cells, 80 OK, 0 FAIL, 0 ERROR, 32 SKIP`
 pub fn verdict_line(report: &Report) -> String {
     let s = &report.summary;
+    // A pass that compared nothing (every backend optional and absent) says
+    // so on the line a CI log shows.
+    let nothing =
+        if s.skip > 0 && s.ok + s.fail + s.error == 0 { " (nothing compared: every cell SKIPped)" } else { "" };
     format!(
-        "{}: {}, {} OK, {} FAIL, {} ERROR, {} SKIP",
+        "{}: {}, {} OK, {} FAIL, {} ERROR, {} SKIP{nothing}",
         report.status.as_str(),
         plural(s.cells, "cell"),
         s.ok,
@@ -252,6 +256,11 @@ mod tests {
         );
         let one = report(vec![cell(0, "psnr", Status::Ok, "")]);
         assert_eq!(quiet_summary(&one), "OK: 1 cell, 1 OK, 0 FAIL, 0 ERROR, 0 SKIP");
+        let skipped = report(vec![cell(0, "psnr", Status::Skip, "vulkan unavailable (optional)")]);
+        assert_eq!(
+            quiet_summary(&skipped),
+            "OK: 1 cell, 0 OK, 0 FAIL, 0 ERROR, 1 SKIP (nothing compared: every cell SKIPped)"
+        );
     }
 
     #[test]
