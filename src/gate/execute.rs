@@ -847,7 +847,7 @@ fn mismatch_note(metric: &str, d: &crate::report::model::MetricDiff, frames: usi
     if let (Some(m), Some(f)) = (d.max_abs_diff, d.worst_frame)
         && m > tol
     {
-        s.push_str(&format!(" (worst |Δ| {m:.3e} at frame {f}, tolerance {tol:.0e})"));
+        s.push_str(&format!(" (worst |Δ| {m:.3e} at frame {f}, tolerance {tol:e})"));
     }
     if let Some(f) = d.first_non_finite_frame {
         s.push_str(&format!(" ({} non-finite, first at frame {f})", d.non_finite));
@@ -857,6 +857,21 @@ fn mismatch_note(metric: &str, d: &crate::report::model::MetricDiff, frames: usi
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_mismatch_note_gives_the_tolerance_as_given() {
+        let d = crate::report::model::MetricDiff {
+            max_abs_diff: Some(4.91e-7),
+            mismatches: 1,
+            worst_frame: Some(3),
+            ..Default::default()
+        };
+        // Rounded to one digit, 4.9e-7 read "5e-7", above the worst |Δ|.
+        assert_eq!(
+            super::mismatch_note("psnr_y", &d, 12, 4.9e-7),
+            "psnr_y: 1 of 12 frames mismatch (worst |Δ| 4.910e-7 at frame 3, tolerance 4.9e-7)"
+        );
+    }
+
     use super::*;
 
     fn key(gate: usize, backend: &str, feature: &str, fixture: &str) -> SideKey {
