@@ -230,25 +230,22 @@ fn score_of_raw_and_y4m_files_matches_libvmaf_for_a_windowed_feature() {
             path
         };
         let (reference, distorted) = (y4m("ref"), y4m("dist_x264"));
-        let out = ulpgate()
-            .args(["score", "--backend", backend, "--feature", "motion", "--vulkan-device", "llvmpipe"])
-            .arg("--reference")
-            .arg(&reference)
-            .arg("--distorted")
-            .arg(&distorted)
-            .output()
-            .unwrap();
+        let score = |extra: &[&str]| {
+            ulpgate()
+                .args(["score", "--backend", backend, "--feature", "motion"])
+                .args(extra)
+                .arg("--reference")
+                .arg(&reference)
+                .arg("--distorted")
+                .arg(&distorted)
+                .output()
+                .unwrap()
+        };
+        let out = score(&["--vulkan-device", "llvmpipe"]);
         assert_eq!(out.status.code(), Some(0), "{backend} y4m: {}", String::from_utf8_lossy(&out.stderr));
         assert_eq!(serde_json::from_slice::<serde_json::Value>(&out.stdout).unwrap(), doc, "{backend} y4m");
         // Geometry flags that contradict a Y4M header are refused, not ignored.
-        let out = ulpgate()
-            .args(["score", "--backend", backend, "--feature", "motion", "--width", "100", "--height", "92"])
-            .arg("--reference")
-            .arg(&reference)
-            .arg("--distorted")
-            .arg(&distorted)
-            .output()
-            .unwrap();
+        let out = score(&["--width", "100", "--height", "92"]);
         assert_eq!(out.status.code(), Some(2));
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("its Y4M header says 200x184 8-bit 420, --width says 100")
