@@ -467,3 +467,24 @@ fn a_calibration_table_alone_gets_its_feature_names_checked() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("unknown feature `psnrr`") && err.contains("did you mean `psnr`?"), "{err}");
 }
+
+/// A template that fails to render is named in the error.
+#[test]
+fn a_broken_template_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let g = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: false}}}}\npairs: [[cpu, opencl]]\n\
+             fixtures:\n  - name: s\n    synthetic: {{width: 32, height: 32, frames: 2, bit_depth: 8, chroma: \"420\", seed: 1}}\n"
+        ),
+    );
+    let template = write(dir.path(), "broken.j2", "{{ report.nope.x }}");
+    let md = dir.path().join("r.md");
+    let out = ulpgate().arg("run").arg(&g).arg("--template").arg(&template).arg("--md-out").arg(&md).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("template {}: rendering the template failed", template.display())), "{err}");
+    assert!(!md.exists());
+}

@@ -54,7 +54,11 @@ impl OutputArgs {
             staged.add(path, report::to_json(report).as_bytes())?;
         }
         if let Some(path) = &self.md_out {
-            staged.add(path, render::render(report, template)?.as_bytes())?;
+            let md = render::render(report, template).with_context(|| match &self.template {
+                Some(t) => format!("template {}", t.display()),
+                None => "the builtin PR comment template".into(),
+            })?;
+            staged.add(path, md.as_bytes())?;
         }
         if let Some(path) = &self.junit_out {
             staged.add(path, junit::to_junit(report).as_bytes())?;

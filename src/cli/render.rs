@@ -27,7 +27,10 @@ pub fn run(args: Args) -> Outcome {
         (None, Some("step-summary")) => render::STEP_SUMMARY.to_string(),
         _ => render::PR_COMMENT.to_string(),
     };
-    let md = render::render(&report, &template)?;
+    let md = render::render(&report, &template).with_context(|| match (&args.template, args.builtin.as_deref()) {
+        (Some(t), _) => format!("template {}", t.display()),
+        (None, name) => format!("the builtin {} template", name.unwrap_or("pr-comment")),
+    })?;
     match &args.out {
         Some(path) => {
             let mut staged = Staged::new();
