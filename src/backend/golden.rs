@@ -12,19 +12,7 @@ pub struct GoldenBackend {
 
 impl GoldenBackend {
     pub fn new(name: &str) -> Self {
-        GoldenBackend {
-            device: DeviceInfo {
-                backend: name.to_string(),
-                kind: DeviceKind::Recorded,
-                arch_id: "recorded".into(),
-                name: "recorded scores".into(),
-                driver: None,
-                driver_version: None,
-                api_version: None,
-                device_type: None,
-                pci_bus_id: None,
-            },
-        }
+        GoldenBackend { device: DeviceInfo::named(name, DeviceKind::Recorded, "recorded scores", "recorded") }
     }
 }
 

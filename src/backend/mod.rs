@@ -62,6 +62,25 @@ pub struct DeviceInfo {
     pub pci_bus_id: Option<String>,
 }
 
+impl DeviceInfo {
+    /// A device known by its identity alone (backend, kind, name, arch_id),
+    /// every detail a driver may add left empty: recorded scores, and the
+    /// made-up devices of tests.
+    pub fn named(backend: &str, kind: DeviceKind, name: &str, arch_id: &str) -> Self {
+        DeviceInfo {
+            backend: backend.into(),
+            kind,
+            arch_id: arch_id.into(),
+            name: name.into(),
+            driver: None,
+            driver_version: None,
+            api_version: None,
+            device_type: None,
+            pci_bus_id: None,
+        }
+    }
+}
+
 /// A side's frames: a fixture read into memory ([`crate::fixture::LoadedFixture`]), or one
 /// that reads each frame from its files when asked ([`crate::fixture::FilePair`]:
 /// `score`, and a fixture larger than a run's `--fixture-memory`).

@@ -45,15 +45,8 @@ mod tests {
 
     fn device(name: &str, arch_id: &str, device_type: &str) -> DeviceInfo {
         DeviceInfo {
-            backend: "vulkan".into(),
-            kind: DeviceKind::Gpu,
-            arch_id: arch_id.into(),
-            name: name.into(),
-            driver: None,
-            driver_version: None,
-            api_version: None,
             device_type: Some(device_type.into()),
-            pci_bus_id: None,
+            ..DeviceInfo::named("vulkan", DeviceKind::Gpu, name, arch_id)
         }
     }
 

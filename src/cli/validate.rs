@@ -5,6 +5,7 @@ use crate::config::load::load_yaml;
 use crate::config::resolve::{load_calibration, load_registry};
 use crate::config::{Diagnostic, Diagnostics, load_gate};
 use crate::fixture::FrameSource;
+use crate::report::plural;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -82,7 +83,7 @@ pub fn run(args: Args) -> Outcome {
         match kind {
             Kind::Registry => match load_registry(&path) {
                 Ok(r) => {
-                    outln!("ok: {} (feature registry: {})", path.display(), count(r.value.features.len(), "feature"))
+                    outln!("ok: {} (feature registry: {})", path.display(), plural(r.value.features.len(), "feature"))
                 }
                 Err(d) => diags.extend(d),
             },
@@ -90,7 +91,7 @@ pub fn run(args: Args) -> Outcome {
                 Ok(t) => outln!(
                     "ok: {} (calibration table: {}; {})",
                     path.display(),
-                    count(t.value.rows.len(), "row"),
+                    plural(t.value.rows.len(), "row"),
                     registry
                         .as_ref()
                         .map_or("features not checked: no feature registry found".to_string(), |(p, _)| {
@@ -106,10 +107,10 @@ pub fn run(args: Args) -> Outcome {
                         "ok: {} (gate `{}`: {}, {}, {}, {})",
                         path.display(),
                         g.name,
-                        count(g.features.len(), "feature"),
-                        count(g.pairs.len(), "pair"),
-                        count(g.fixtures.len(), "fixture"),
-                        count(cells, "cell")
+                        plural(g.features.len(), "feature"),
+                        plural(g.pairs.len(), "pair"),
+                        plural(g.fixtures.len(), "fixture"),
+                        plural(cells, "cell")
                     );
                     // Files are data, not configuration: a fixture whose
                     // files are not there (yet) is a warning, at its line.
@@ -163,9 +164,4 @@ pub fn run(args: Args) -> Outcome {
     }
     let diags = unique;
     if diags.is_empty() { Ok(0) } else { Err(diags.into()) }
-}
-
-/// `1 cell`, `2 cells`.
-fn count(n: usize, noun: &str) -> String {
-    if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }

@@ -532,15 +532,8 @@ pub fn env_switch<T: Copy>(
 #[cfg(test)]
 pub fn device_of_type(device_type: Option<&str>) -> crate::backend::DeviceInfo {
     crate::backend::DeviceInfo {
-        backend: "vulkan".into(),
-        kind: crate::backend::DeviceKind::Gpu,
-        arch_id: "vulkan:0x10de:0x2335".into(),
-        name: "d".into(),
-        driver: None,
-        driver_version: None,
-        api_version: None,
         device_type: device_type.map(Into::into),
-        pci_bus_id: None,
+        ..crate::backend::DeviceInfo::named("vulkan", crate::backend::DeviceKind::Gpu, "d", "vulkan:0x10de:0x2335")
     }
 }
 

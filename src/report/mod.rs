@@ -80,20 +80,6 @@ pub(crate) mod samples {
     use crate::backend::{DeviceInfo, DeviceKind};
     use std::collections::BTreeMap;
 
-    pub fn device(backend: &str, kind: DeviceKind, name: &str, arch_id: &str) -> DeviceInfo {
-        DeviceInfo {
-            backend: backend.into(),
-            kind,
-            arch_id: arch_id.into(),
-            name: name.into(),
-            driver: None,
-            driver_version: None,
-            api_version: None,
-            device_type: None,
-            pci_bus_id: None,
-        }
-    }
-
     /// Cell `i` of feature `feature`, `cpu vs vulkan` on fixture `clip_<i>`;
     /// a FAIL cell has a metric 3e-5 off on frame 5 of 12, and a chart.
     pub fn cell(i: usize, feature: &str, status: Status, note: &str) -> Cell {
@@ -141,8 +127,8 @@ pub(crate) mod samples {
                 BTreeMap::new()
             },
             per_metric: if ran { per_metric } else { BTreeMap::new() },
-            device_a: Some(device(a, DeviceKind::Cpu, "Some CPU", "cpu:x86_64")),
-            device_b: ran.then(|| device(b, DeviceKind::Gpu, "Some GPU", "vulkan:0x1234:0x0001")),
+            device_a: Some(DeviceInfo::named(a, DeviceKind::Cpu, "Some CPU", "cpu:x86_64")),
+            device_b: ran.then(|| DeviceInfo::named(b, DeviceKind::Gpu, "Some GPU", "vulkan:0x1234:0x0001")),
             arch_overrides: Vec::new(),
             worst_series: failed.then(|| Series {
                 metric,

@@ -492,9 +492,10 @@ mod tests {
         assert_eq!(mermaid_chart("m", &[], 1.0), "");
     }
 
+    use crate::backend::DeviceInfo;
     use crate::backend::DeviceKind;
     use crate::report::plural;
-    use crate::report::samples::{cell, device, report};
+    use crate::report::samples::{cell, report};
 
     /// `ok` OK cells, then `fail` FAIL and `error` ERROR cells in turn.
     fn mixed(ok: usize, fail: usize, error: usize) -> Report {
@@ -652,10 +653,11 @@ mod tests {
         let mut ok = cell(0, "psnr", Status::Ok, "");
         let mut skipped = cell(1, "cambi", Status::Skip, "cambi does not take 200x184");
         ok.backend_a = "golden".into();
-        ok.device_a = Some(device("golden", DeviceKind::Recorded, "libvmaf 3.2.0", "recorded:libvmaf 3.2.0"));
+        ok.device_a =
+            Some(DeviceInfo::named("golden", DeviceKind::Recorded, "libvmaf 3.2.0", "recorded:libvmaf 3.2.0"));
         skipped.backend_a = "golden".into();
         // A backend's placeholder, before it read a recording.
-        skipped.device_a = Some(device("golden", DeviceKind::Recorded, "recorded scores", "recorded"));
+        skipped.device_a = Some(DeviceInfo::named("golden", DeviceKind::Recorded, "recorded scores", "recorded"));
         let both = cell(2, "psnr", Status::Ok, "");
         let md = render(&report(vec![ok, skipped, both]), PR_COMMENT).unwrap();
         let footer = md.lines().last().unwrap();

@@ -201,17 +201,7 @@ mod tests {
     use super::*;
 
     fn info(name: &str) -> DeviceInfo {
-        DeviceInfo {
-            backend: "cuda".into(),
-            kind: DeviceKind::Gpu,
-            arch_id: arch_id(9, 0),
-            name: name.into(),
-            driver: None,
-            driver_version: None,
-            api_version: None,
-            device_type: None,
-            pci_bus_id: None,
-        }
+        DeviceInfo::named("cuda", DeviceKind::Gpu, name, &arch_id(9, 0))
     }
 
     #[test]
