@@ -16,6 +16,15 @@ fn run_gate(dir: &Path, gate: &Path) -> (i32, String, String, std::path::PathBuf
     )
 }
 
+/// A gate that runs anywhere in a blink: psnr, cpu vs an optional opencl,
+/// one synthetic 32x32 pair of two frames.
+fn small_gate() -> String {
+    format!(
+        "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: false}}}}\npairs: [[cpu, opencl]]\n\
+         fixtures:\n  - name: s\n    synthetic: {{width: 32, height: 32, frames: 2, bit_depth: 8, chroma: \"420\", seed: 1}}\n"
+    )
+}
+
 fn validate(path: &Path) -> (i32, String) {
     let out = ulpgate().arg("validate").arg(path).output().unwrap();
     (out.status.code().unwrap(), String::from_utf8_lossy(&out.stderr).into())
@@ -372,14 +381,7 @@ fn yaml_slips_get_messages_about_what_was_written() {
 #[test]
 fn a_closed_standard_output_changes_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let g = write(
-        dir.path(),
-        "g.yaml",
-        &format!(
-            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: false}}}}\npairs: [[cpu, opencl]]\nfixtures:\n  - name: s\n    \
-             synthetic: {{width: 32, height: 32, frames: 2, bit_depth: 8, chroma: \"420\", seed: 1}}\n"
-        ),
-    );
+    let g = write(dir.path(), "g.yaml", &small_gate());
     let json = dir.path().join("r.json");
     for args in [
         vec!["validate".as_ref(), g.as_os_str()],
@@ -406,10 +408,7 @@ fn a_closed_standard_output_changes_nothing() {
 #[test]
 fn colliding_outputs_and_gate_names_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let gate = format!(
-        "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: false}}}}\npairs: [[cpu, opencl]]\n\
-         fixtures:\n  - name: s\n    synthetic: {{width: 32, height: 32, frames: 2, bit_depth: 8, chroma: \"420\", seed: 1}}\n"
-    );
+    let gate = small_gate();
     let g = write(dir.path(), "g.yaml", &gate);
     let h = write(dir.path(), "h.yaml", &gate);
     let out = ulpgate()
@@ -472,14 +471,7 @@ fn a_calibration_table_alone_gets_its_feature_names_checked() {
 #[test]
 fn a_broken_template_is_named() {
     let dir = tempfile::tempdir().unwrap();
-    let g = write(
-        dir.path(),
-        "g.yaml",
-        &format!(
-            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: false}}}}\npairs: [[cpu, opencl]]\n\
-             fixtures:\n  - name: s\n    synthetic: {{width: 32, height: 32, frames: 2, bit_depth: 8, chroma: \"420\", seed: 1}}\n"
-        ),
-    );
+    let g = write(dir.path(), "g.yaml", &small_gate());
     let template = write(dir.path(), "broken.j2", "{{ report.nope.x }}");
     let md = dir.path().join("r.md");
     let out = ulpgate().arg("run").arg(&g).arg("--template").arg(&template).arg("--md-out").arg(&md).output().unwrap();

@@ -62,18 +62,24 @@ pub fn run(args: Args) -> Outcome {
     let paths =
         if args.paths.is_empty() { vec![PathBuf::from("gates"), PathBuf::from("calibration")] } else { args.paths };
     let mut diags = Diagnostics::default();
-    let files = yaml_files(&paths);
+    let files: Vec<(PathBuf, Result<Kind, Box<Diagnostic>>)> = yaml_files(&paths)
+        .into_iter()
+        .map(|p| {
+            let kind = kind_of(&p);
+            (p, kind)
+        })
+        .collect();
     // A calibration table names features: check them against a registry
     // validated in the same run, else the repository's (a table alone
     // would otherwise take any name, where a gate's run refuses it).
     let registry = files
         .iter()
-        .find(|p| matches!(kind_of(p), Ok(Kind::Registry)))
-        .cloned()
+        .find(|(_, kind)| matches!(kind, Ok(Kind::Registry)))
+        .map(|(p, _)| p.clone())
         .or_else(|| Some(PathBuf::from("gates/features.yaml")).filter(|p| p.is_file()))
         .and_then(|p| load_registry(&p).ok().map(|r| (p, r.value)));
-    for path in files {
-        let kind = match kind_of(&path) {
+    for (path, kind) in files {
+        let kind = match kind {
             Ok(k) => k,
             Err(d) => {
                 diags.push(*d);

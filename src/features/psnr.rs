@@ -22,7 +22,8 @@ pub static PSNR: FeatureImpl = FeatureImpl {
     }),
     kernels: &[&PSNR_SSE],
     temporal: false,
-    chroma_metrics: &["psnr_cb", "psnr_cr"],
+    // PSNR_NAMES after psnr_y.
+    chroma_metrics: PSNR_NAMES.split_at(1).1,
     refuses: super::takes_any_geometry,
 };
 
