@@ -17,7 +17,9 @@ use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
 pub struct Staged {
-    files: Vec<(NamedTempFile, PathBuf)>,
+    /// (temporary file, the file it replaces, that file's [`identity`], the
+    /// path as given).
+    files: Vec<(NamedTempFile, PathBuf, PathBuf, PathBuf)>,
     /// Targets written in place at [`Staged::commit`]: (path as given, contents).
     in_place: Vec<(PathBuf, Vec<u8>)>,
 }
@@ -28,12 +30,18 @@ impl Staged {
     }
 
     /// Writes `contents` to a temporary file in the folder of the file
-    /// `path` names (or keeps them for a target written in place).
+    /// `path` names (or keeps them for a target written in place). A second
+    /// output that names a file already staged (`r` and `./r`) is an error:
+    /// one would silently overwrite the other.
     pub fn add(&mut self, path: &Path, contents: &[u8]) -> Result<()> {
         match destination(path)? {
             Destination::InPlace => self.in_place.push((path.to_path_buf(), contents.to_vec())),
             Destination::Replace { file, existing } => {
                 let mut tmp = temporary_beside(path, &file)?;
+                let same = identity(&file);
+                if let Some((.., first)) = self.files.iter().find(|(_, _, f, _)| *f == same) {
+                    bail!("cannot write {} and {}: they are the same file", first.display(), path.display());
+                }
                 if let Some(permissions) = existing {
                     // The temporary file's own mode is 0600: the replaced file keeps its mode.
                     tmp.as_file()
@@ -43,7 +51,7 @@ impl Staged {
                 tmp.write_all(contents)
                     .and_then(|_| tmp.flush())
                     .with_context(|| format!("cannot write {}", path.display()))?;
-                self.files.push((tmp, file));
+                self.files.push((tmp, file, same, path.to_path_buf()));
             }
         }
         Ok(())
@@ -52,7 +60,7 @@ impl Staged {
     /// Renames every staged file into place, then writes the targets that
     /// are written in place.
     pub fn commit(self) -> Result<()> {
-        for (tmp, path) in self.files {
+        for (tmp, path, ..) in self.files {
             tmp.persist(&path).with_context(|| format!("cannot write {}", path.display()))?;
         }
         for (path, contents) in self.in_place {
@@ -138,16 +146,10 @@ fn temporary_beside(path: &Path, file: &Path) -> Result<NamedTempFile> {
 /// Two outputs that name one file (`--json-out r --md-out ./r`) are an
 /// error too: one would silently overwrite the other.
 pub fn check_writable<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Result<()> {
-    let mut files: Vec<(PathBuf, &Path)> = Vec::new();
+    // Staged empty and dropped: the same checks as the real outputs get.
+    let mut trial = Staged::new();
     for path in paths {
-        if let Destination::Replace { file, .. } = destination(path)? {
-            drop(temporary_beside(path, &file)?);
-            let same = identity(&file);
-            if let Some((_, first)) = files.iter().find(|(f, _)| *f == same) {
-                bail!("cannot write {} and {}: they are the same file", first.display(), path.display());
-            }
-            files.push((same, path));
-        }
+        trial.add(path, b"")?;
     }
     Ok(())
 }
@@ -182,6 +184,10 @@ mod tests {
         let mut staged = Staged::new();
         staged.add(&good, b"{}").unwrap();
         assert!(staged.add(&dir.path().join("missing/b.md"), b"x").is_err());
+        // The same file under another spelling (merge, calibrate fit and
+        // render stage their outputs without check_writable).
+        let err = staged.add(&dir.path().join(".").join("a.json"), b"x").unwrap_err();
+        assert!(format!("{err:#}").contains("they are the same file"), "{err:#}");
         drop(staged);
         assert!(!good.exists());
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "no temporary file left behind");
