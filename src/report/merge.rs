@@ -142,17 +142,17 @@ fn check_same_plan(members: &[Input]) -> Result<()> {
     for (m, s) in &shards[1..] {
         if (s.count, s.plan_cells, &s.plan_digest) != (reference.count, reference.plan_cells, &reference.plan_digest) {
             bail!(
-                "mismatched gates: {} is shard {}/{} of a plan of {} cells ({}), {} is shard {}/{} of a plan of {} cells \
+                "mismatched gates: {} is shard {}/{} of a plan of {} ({}), {} is shard {}/{} of a plan of {} \
                  ({}): shards of different plans (other gate contents or filters)",
                 first.name(),
                 reference.index,
                 reference.count,
-                reference.plan_cells,
+                super::plural(reference.plan_cells, "cell"),
                 reference.plan_digest,
                 m.name(),
                 s.index,
                 s.count,
-                s.plan_cells,
+                super::plural(s.plan_cells, "cell"),
                 s.plan_digest
             );
         }

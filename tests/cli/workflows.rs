@@ -165,4 +165,23 @@ fn the_nightly_lanes_are_scheduled_self_hosted_and_advisory() {
     assert_eq!(report["permissions"]["issues"].as_str(), Some("write"));
     let script = serde_yaml::to_string(&report["steps"]).unwrap();
     assert!(script.contains("ulpgate-nightly-tracking") && script.contains("createComment"));
+    // The issue body is one line and the step summary, which ulpgate keeps
+    // within its budget, whole: no cut that could leave a <details> open.
+    // The line with the longest run address GitHub allows (owner 39, repo
+    // 100 characters, a 20-digit run id) still fits.
+    let tracking = steps(&doc, "report")
+        .iter()
+        .find(|s| s["name"].as_str() == Some("Tracking issue"))
+        .and_then(|s| s["with"]["script"].as_str())
+        .expect("a tracking-issue step");
+    assert!(tracking.contains("readFileSync('nightly/summary.md', 'utf8')\n"), "{tracking}");
+    assert!(!tracking.contains(".slice("), "the summary is not cut: {tracking}");
+    let line = format!(
+        "Nightly GPU parity failed (exit 2) in [this run](https://github.com/{}/{}/actions/runs/{}).\n\n",
+        "o".repeat(39),
+        "r".repeat(100),
+        "9".repeat(20)
+    );
+    assert!(tracking.contains("`Nightly GPU parity failed (exit ${code}) in [this run](${run}).\\n\\n${summary}`"));
+    assert!(ulpgate::report::render::MD_MAX_CHARS + line.len() < 65_536);
 }
