@@ -50,21 +50,17 @@ fn assert_shape_twins(gpus: &Gpus, feature: &FeatureImpl, fixtures: &[LoadedFixt
     for (backend, gpu) in gpus {
         for fx in fixtures {
             let cpu = run_extractor((feature.cpu)(&fx.geometry, opts).unwrap(), fx, &|| {}).unwrap();
-            let ext = gpu_factory(gpu.clone(), &fx.geometry, opts, shape)
-                .unwrap_or_else(|e| panic!("{} {shape:?} on {backend}, {}: {e:#}", feature.name, fx.geometry));
-            let out = run_extractor(ext, fx, &|| {})
-                .unwrap_or_else(|e| panic!("{} {shape:?} on {backend}, {}: {e:#}", feature.name, fx.geometry));
+            let what = format!("{} {shape:?} {opts:?} on {backend}, {}", feature.name, fx.geometry);
+            let out = common::on_gpu(gpu, fx.frames(), &what, |gpu| {
+                let ext = gpu_factory(gpu, &fx.geometry, opts, shape).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
+            });
             let metrics = (feature.metrics)(opts).unwrap();
             assert!(metrics.len() >= 7);
             for metric in &metrics {
                 let (a, b) = (cpu.get(metric).unwrap(), out.get(metric).unwrap());
                 assert_eq!(a.len(), 2);
-                assert!(
-                    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{} {shape:?} {metric} {opts:?} on {backend}, {}: cpu {a:?} vs {b:?}",
-                    feature.name,
-                    fx.geometry
-                );
+                common::assert_same_bits(a, b, &format!("{what}: {metric}"));
             }
         }
     }

@@ -35,19 +35,15 @@ fn both_kernels_match_the_cpu_bit_for_bit_at_any_width() {
             let cpu =
                 run_extractor((ansnr::FLOAT_ANSNR.cpu)(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
             for spec in specs {
-                let ext = ansnr::gpu_extractor(gpu.clone(), &fx.geometry, spec)
-                    .unwrap_or_else(|e| panic!("{} on {backend}: {e:#}", spec.name));
-                let out =
-                    run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{} on {backend}: {e:#}", spec.name));
+                let what = format!("{} on {backend}, {}", spec.name, fx.geometry);
+                let out = common::on_gpu(&gpu, fx.frames(), &what, |gpu| {
+                    let ext = ansnr::gpu_extractor(gpu, &fx.geometry, spec).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                    run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
+                });
                 for metric in ["float_ansnr", "float_anpsnr"] {
                     let (a, b) = (cpu.get(metric).unwrap(), out.get(metric).unwrap());
                     assert_eq!(a.len(), 2);
-                    assert!(
-                        a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                        "{metric}, {} on {backend}, {}: cpu {a:?} vs {b:?}",
-                        spec.name,
-                        fx.geometry
-                    );
+                    common::assert_same_bits(a, b, &format!("{metric}, {what}"));
                 }
             }
         }

@@ -159,7 +159,9 @@ fn cpu(fx: &LoadedFixture, options: &Options) -> Scores {
 
 fn gpu(device: &Arc<dyn Gpu>, fx: &LoadedFixture, options: &Options) -> Scores {
     let make = CAMBI.gpu.expect("cambi has a GPU pipeline");
-    run_extractor(make(device.clone(), &fx.geometry, options).unwrap(), fx, &|| {}).unwrap()
+    common::on_gpu(device, fx.frames(), &format!("cambi {options:?} on {}", fx.geometry), |device| {
+        run_extractor(make(device, &fx.geometry, options).unwrap(), fx, &|| {}).unwrap()
+    })
 }
 
 fn assert_bit_exact(want: &Scores, got: &Scores, what: &str) {

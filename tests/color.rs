@@ -25,17 +25,16 @@ fn bit_exact(feature: &str, fixtures: &[LoadedFixture]) {
     for (backend, gpu) in gpus() {
         for fx in fixtures {
             let cpu = run_extractor((imp.cpu)(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
-            let ext = (imp.gpu.unwrap())(gpu.clone(), &fx.geometry, &Options::new())
-                .unwrap_or_else(|e| panic!("{feature} on {backend}: {e:#}"));
-            let out = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{feature} on {backend}: {e:#}"));
+            let what = format!("{feature} on {backend}, {}", fx.geometry);
+            let out = common::on_gpu(&gpu, fx.frames(), &what, |gpu| {
+                let ext =
+                    (imp.gpu.unwrap())(gpu, &fx.geometry, &Options::new()).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
+            });
             for metric in (imp.metrics)(&Options::new()).unwrap() {
                 let (a, b) = (cpu.get(&metric).unwrap(), out.get(&metric).unwrap());
                 assert_eq!(a.len(), fx.frames());
-                assert!(
-                    a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits()),
-                    "{metric} on {backend}, {}: cpu {a:?} vs {b:?}",
-                    fx.geometry
-                );
+                common::assert_same_bits(a, b, &format!("{what}: {metric}"));
             }
         }
     }
@@ -125,10 +124,11 @@ fn both_ciede_shapes_are_bit_exact() {
             assert!(want.iter().all(|v| *v > 0.0 && v.is_finite()), "{}: {want:?}", fx.geometry);
             for shape in [Shape::Pixels, Shape::Pairs] {
                 let what = format!("ciede, {shape:?} on {backend}, {}", fx.geometry);
-                let ext = extractor_in(shape, gpu.clone(), &fx.geometry).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                let out = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                let got = out.get("ciede2000").unwrap();
-                assert!(want.iter().zip(got).all(|(x, y)| x.to_bits() == y.to_bits()), "{what}: {want:?} vs {got:?}");
+                let out = common::on_gpu(&gpu, fx.frames(), &what, |gpu| {
+                    let ext = extractor_in(shape, gpu, &fx.geometry).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                    run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
+                });
+                common::assert_same_bits(want, out.get("ciede2000").unwrap(), &what);
             }
         }
     }
@@ -347,7 +347,7 @@ fn smallest_frames_and_refused_inputs_through_the_binary() {
 /// and a synthetic 12-bit 4:2:2 one.
 #[test]
 fn the_parallel_sum_kernel_is_bit_exact_through_both_pipelines() {
-    common::assert_bit_exact_with_env("[ciede, psnr_hvs]", 12, "422", seqsum::KERNEL_VAR, "parallel");
+    common::assert_bit_exact_with_env("[ciede, psnr_hvs]", 12, "422", seqsum::KERNEL_VAR, "parallel", &["seqsum"]);
 }
 
 /// ciede's terms kernel with its table in a storage buffer (what GPUs run;
@@ -358,9 +358,10 @@ fn the_parallel_sum_kernel_is_bit_exact_through_both_pipelines() {
 #[test]
 fn both_ciede_table_kernels_are_bit_exact() {
     use ulpgate::features::ciede::gpu::TABLE_VAR;
-    common::assert_bit_exact_with_env("[ciede]", 8, "420", TABLE_VAR, "storage");
-    common::assert_bit_exact_with_env("[ciede]", 10, "420", TABLE_VAR, "storage");
-    common::assert_bit_exact_with_env("[ciede]", 8, "444", TABLE_VAR, "uniform");
+    let (storage, uniform) = (&["ciede_pair_terms_storage"], &["ciede_pair_terms"]);
+    common::assert_bit_exact_with_env("[ciede]", 8, "420", TABLE_VAR, "storage", storage);
+    common::assert_bit_exact_with_env("[ciede]", 10, "420", TABLE_VAR, "storage", storage);
+    common::assert_bit_exact_with_env("[ciede]", 8, "444", TABLE_VAR, "uniform", uniform);
 }
 
 /// With the estimates off (every cube root and T from the exact
@@ -368,6 +369,6 @@ fn both_ciede_table_kernels_are_bit_exact() {
 #[test]
 fn ciede_kernels_without_estimates_are_bit_exact() {
     use ulpgate::features::ciede::gpu::ESTIMATES_VAR;
-    common::assert_bit_exact_with_env("[ciede]", 8, "420", ESTIMATES_VAR, "off");
-    common::assert_bit_exact_with_env("[ciede]", 12, "444", ESTIMATES_VAR, "off");
+    common::assert_bit_exact_with_env("[ciede]", 8, "420", ESTIMATES_VAR, "off", &[]);
+    common::assert_bit_exact_with_env("[ciede]", 12, "444", ESTIMATES_VAR, "off", &[]);
 }

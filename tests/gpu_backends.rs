@@ -52,10 +52,17 @@ fn run_gate(gate: &Path, args: &[&str]) -> (i32, Value) {
 
 /// [`run_gate`] with environment variables set.
 fn run_gate_with(gate: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Value) {
+    let (code, report, _) = run_gate_traced(gate, args, env);
+    (code, report)
+}
+
+/// [`run_gate_with`] with `ULPGATE_TRACE=1`; also returns standard error.
+fn run_gate_traced(gate: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Value, String) {
     let out = gate.with_extension("json");
     let result = Command::cargo_bin("ulpgate")
         .expect("binary")
         .envs(env.iter().copied())
+        .env("ULPGATE_TRACE", "1")
         .arg("run")
         .arg(gate)
         .args(args)
@@ -72,7 +79,7 @@ fn run_gate_with(gate: &Path, args: &[&str], env: &[(&str, &str)]) -> (i32, Valu
             String::from_utf8_lossy(&result.stderr)
         )
     });
-    (code, serde_json::from_str(&report).expect("report JSON"))
+    (code, serde_json::from_str(&report).expect("report JSON"), String::from_utf8_lossy(&result.stderr).into_owned())
 }
 
 fn cells_of<'a>(report: &'a Value, backend: &str) -> Vec<&'a Value> {
@@ -111,6 +118,11 @@ fn opencl_matches_cpu_on_every_default_fixture() {
     for f in &fixtures {
         assert!(cells.iter().any(|c| c["fixture"] == f.as_str()), "fixture {f} not run");
     }
+    // Every feature compared somewhere: the SKIPs above are libvmaf's
+    // refusals, and none may take a whole feature.
+    for feature in &features {
+        assert!(cells.iter().any(|c| c["feature"] == feature.as_str() && c["status"] == "OK"), "{feature}");
+    }
     assert_eq!(code, 0);
 }
 
@@ -123,7 +135,8 @@ fn opencl_row_groups_match_cpu_on_every_default_fixture() {
     let gate =
         default_gate_with(dir.path(), "opencl.yaml", &[("opencl: {required: false}", "opencl: {required: true}")]);
     let args = ["--backends", "cpu,opencl", "--features", "float_ansnr"];
-    let (code, report) = run_gate_with(&gate, &args, &[("ULPGATE_ANSNR_KERNEL", "groups")]);
+    let (code, report, stderr) = run_gate_traced(&gate, &args, &[("ULPGATE_ANSNR_KERNEL", "groups")]);
+    common::assert_switch_took_effect(&stderr, "ULPGATE_ANSNR_KERNEL", "groups", &["ansnr_row_groups"], &["opencl"]);
     let cells = cells_of(&report, "opencl");
     let fixtures = default_fixtures();
     assert_eq!(cells.len(), fixtures.len());
@@ -175,7 +188,15 @@ fixtures:
     );
     std::fs::write(&gate, text).unwrap();
     for kernel in ["rows", "groups", ""] {
-        let (code, report) = run_gate_with(&gate, &[], &[("ULPGATE_ANSNR_KERNEL", kernel)]);
+        let (code, report, stderr) = run_gate_traced(&gate, &[], &[("ULPGATE_ANSNR_KERNEL", kernel)]);
+        let built = match kernel {
+            "rows" => Some("ansnr_filter_rows"),
+            "groups" => Some("ansnr_row_groups"),
+            _ => None,
+        };
+        if let Some(built) = built {
+            common::assert_switch_took_effect(&stderr, "ULPGATE_ANSNR_KERNEL", kernel, &[built], &["opencl", "vulkan"]);
+        }
         let cells: Vec<&Value> = report["cells"].as_array().unwrap().iter().collect();
         assert_eq!(cells.len(), 6, "{kernel:?}: 3 fixtures x (vulkan, opencl)");
         for c in cells {
@@ -218,7 +239,9 @@ fn opencl_names_the_devices_when_the_selected_one_does_not_exist() {
     );
     let (code, report) = run_gate(&gate, &["--backends", "cpu,opencl", "--fixtures", "synthetic_176x144_8bit_422"]);
     assert_eq!(code, 2);
-    for c in cells_of(&report, "opencl") {
+    let cells = cells_of(&report, "opencl");
+    assert!(!cells.is_empty());
+    for c in cells {
         assert_eq!(c["status"], "ERROR");
         let note = c["note"].as_str().unwrap();
         assert!(note.contains("no OpenCL device 99; the devices are 0: "), "{note}");

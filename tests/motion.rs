@@ -150,17 +150,21 @@ fn gpu_matches_cpu(fixtures: &[LoadedFixture], gpus: &[(&'static str, Arc<dyn Gp
                     if name == "float_motion" { &[Some(FloatShape::Rows), Some(FloatShape::Planes)] } else { &[None] };
                 for (backend, gpu) in gpus {
                     for &shape in shapes {
-                        let make = || match shape {
-                            Some(shape) => float_extractor_shaped(gpu.clone(), &fx.geometry, &options, shape),
-                            None => feature.gpu.expect("GPU pipeline")(gpu.clone(), &fx.geometry, &options),
-                        };
                         let what = format!("{name} {options:?} on {backend} ({shape:?}), {}", fx.geometry);
-                        let ext = make().unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                        let seq = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                        let d = max_diff(feature, &options, &want, &seq, fx.frames());
-                        assert_eq!(d, 0.0, "{what}: cpu {want:?}\ngpu {seq:?}");
-                        let par = score_parallel(&make, fx, 3, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                        assert_eq!(max_diff(feature, &options, &want, &par, fx.frames()), 0.0, "{what}, 3 workers");
+                        // Both runs behind one kernel counter: at least a
+                        // kernel a frame each.
+                        common::on_gpu(gpu, 2 * fx.frames(), &what, |gpu| {
+                            let make = || match shape {
+                                Some(shape) => float_extractor_shaped(gpu.clone(), &fx.geometry, &options, shape),
+                                None => feature.gpu.expect("GPU pipeline")(gpu.clone(), &fx.geometry, &options),
+                            };
+                            let ext = make().unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                            let seq = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                            let d = max_diff(feature, &options, &want, &seq, fx.frames());
+                            assert_eq!(d, 0.0, "{what}: cpu {want:?}\ngpu {seq:?}");
+                            let par = score_parallel(&make, fx, 3, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                            assert_eq!(max_diff(feature, &options, &want, &par, fx.frames()), 0.0, "{what}, 3 workers");
+                        });
                     }
                 }
             }

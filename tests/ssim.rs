@@ -80,9 +80,11 @@ fn assert_bit_identical(feature: &str, fx: &LoadedFixture, options: &Options, to
         .flat_map(|(b, g)| [Shape::Pixels, Shape::Strips].map(|s| (b, g.clone(), s)));
     for (backend, gpu, shape) in runs {
         let what = format!("{feature} {options:?} {totals:?} {shape:?} on {backend}, {}", fx.geometry);
-        let ext =
-            gpu_factory(gpu, &fx.geometry, options, totals, Some(shape)).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-        let out: Scores = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let out: Scores = common::on_gpu(&gpu, fx.frames(), &what, |gpu| {
+            let ext = gpu_factory(gpu, &fx.geometry, options, totals, Some(shape))
+                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
+        });
         assert_same_bits(&what, feature, options, fx, &cpu, &out);
     }
 }
@@ -108,10 +110,13 @@ fn assert_joint_bit_identical(fx: &LoadedFixture, ssim_options: &Options, ms_opt
         .flat_map(|(b, g)| [Shape::Pixels, Shape::Strips].map(|s| (b, g.clone(), s)));
     for (backend, gpu, shape) in runs {
         let what = format!("joint {ssim_options:?} {ms_options:?} {shape:?} on {backend}, {}", fx.geometry);
-        let ext =
-            ssim::joint::gpu_pipeline(gpu, &fx.geometry, &[ssim_options, ms_options], Totals::Decide, Some(shape))
-                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
-        assert_alone_bits(&what, &run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}")));
+        let out = common::on_gpu(&gpu, fx.frames(), &what, |gpu| {
+            let ext =
+                ssim::joint::gpu_pipeline(gpu, &fx.geometry, &[ssim_options, ms_options], Totals::Decide, Some(shape))
+                    .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
+        });
+        assert_alone_bits(&what, &out);
     }
 }
 
@@ -217,9 +222,11 @@ fn frames_redone_with_their_terms_stored_keep_their_bits() {
     ];
     for (feature, factory, options) in &cases {
         let what = format!("{feature} {options:?} redone on lavapipe");
-        let ext = factory(lavapipe.clone(), &fx.geometry, options, Totals::Redone, Some(Shape::Strips))
-            .unwrap_or_else(|e| panic!("{what}: {e:#}"));
-        let out = run_extractor(ext, &fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+        let out = common::on_gpu(&lavapipe, fx.frames(), &what, |gpu| {
+            let ext = factory(gpu, &fx.geometry, options, Totals::Redone, Some(Shape::Strips))
+                .unwrap_or_else(|e| panic!("{what}: {e:#}"));
+            run_extractor(ext, &fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
+        });
         assert_same_bits(&what, feature, options, &fx, &cpu_scores(feature, &fx, options), &out);
         let err = factory(pocl.clone(), &fx.geometry, options, Totals::Redone, Some(Shape::Strips))
             .err()
@@ -229,9 +236,11 @@ fn frames_redone_with_their_terms_stored_keep_their_bits() {
     }
     let (ssim_options, ms_options) = (Options::new(), lcs());
     let both = [&ssim_options, &ms_options];
-    let joint = ssim::joint::gpu_pipeline(lavapipe, &fx.geometry, &both, Totals::Redone, Some(Shape::Strips))
-        .expect("joint pass");
-    let out = run_extractor(joint, &fx, &|| {}).expect("joint scores");
+    let out = common::on_gpu(&lavapipe, fx.frames(), "joint redone", |gpu| {
+        let joint = ssim::joint::gpu_pipeline(gpu, &fx.geometry, &both, Totals::Redone, Some(Shape::Strips))
+            .expect("joint pass");
+        run_extractor(joint, &fx, &|| {}).expect("joint scores")
+    });
     for (feature, options) in [("float_ssim", &ssim_options), ("float_ms_ssim", &ms_options)] {
         assert_same_bits("joint redone", feature, options, &fx, &cpu_scores(feature, &fx, options), &out);
     }
@@ -393,9 +402,20 @@ fn the_checked_division_is_bit_exact_on_lavapipe_too() {
     );
     let path = write(dir.path(), "g.yaml", &gate);
     let json = dir.path().join("r.json");
-    let out =
-        ulpgate().env(DIVISION_VAR, "checked").arg("run").arg(&path).arg("--json-out").arg(&json).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = ulpgate()
+        .env(DIVISION_VAR, "checked")
+        .env("ULPGATE_TRACE", "1")
+        .arg("run")
+        .arg(&path)
+        .arg("--json-out")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    // The checking kernel, not lavapipe's own `_ieee` one, ran.
+    common::assert_switch_took_effect(&stderr, DIVISION_VAR, "checked", &["ssim_vertical_strips"], &["vulkan"]);
+    assert!(!stderr.contains("vulkan: pipeline ssim_vertical_strips_ieee"), "{stderr}");
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let cells = report["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2 * 2 * 2, "features x pairs x fixtures");

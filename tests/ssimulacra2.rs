@@ -97,9 +97,11 @@ fn check(fixtures: &[(LoadedFixture, Options)]) -> f64 {
         let columns = cpu_scores(fx, options, SumOrder::Columns);
         let mut per_backend = Vec::new();
         for (backend, gpu) in &gpus {
-            let ext = (SSIMULACRA2.gpu.unwrap())(gpu.clone(), &fx.geometry, options)
-                .unwrap_or_else(|e| panic!("{what} on {backend}: {e:#}"));
-            let out = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what} on {backend}: {e:#}"));
+            let out = common::on_gpu(gpu, fx.frames(), &format!("{what} on {backend}"), |gpu| {
+                let ext = (SSIMULACRA2.gpu.unwrap())(gpu, &fx.geometry, options)
+                    .unwrap_or_else(|e| panic!("{what} on {backend}: {e:#}"));
+                run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what} on {backend}: {e:#}"))
+            });
             let got = out.get("ssimulacra2").unwrap().to_vec();
             assert_eq!(got.len(), fx.frames(), "{what} on {backend}");
             assert!(
@@ -227,6 +229,11 @@ fn frames_below_eight_pixels_score_a_hundred_on_every_backend() {
         let frames = doc["frames"].as_array().unwrap();
         assert_eq!(frames.len(), 2, "{backend}");
         assert!(frames.iter().all(|f| f["metrics"]["ssimulacra2"] == 100.0), "{backend}: {out}");
+        // Computed there: a GPU side names its device and counts its kernels.
+        if backend != "cpu" {
+            assert_eq!(doc["device"]["kind"], "gpu", "{backend}: {out}");
+            assert!(doc["dispatches"].as_u64().is_some_and(|n| n >= 2), "{backend}: {out}");
+        }
     }
 }
 

@@ -512,10 +512,16 @@ pub fn env_switch<T: Copy>(
     b: (&str, &str, T),
     default: T,
 ) -> Result<T> {
+    // `ULPGATE_TRACE` says which switch was taken: the tests that force a
+    // kernel through one check that it took effect.
+    let taken = |side: (&str, &str, T)| {
+        crate::trace::mark(&format!("{var}={}: {}", side.0, side.1));
+        Ok(side.2)
+    };
     match choice.map(|c| c.to_str()) {
         None | Some(Some("")) => Ok(default),
-        Some(Some(word)) if word == a.0 => Ok(a.2),
-        Some(Some(word)) if word == b.0 => Ok(b.2),
+        Some(Some(word)) if word == a.0 => taken(a),
+        Some(Some(word)) if word == b.0 => taken(b),
         Some(_) => bail!(
             "{var}={:?}: expected `{}` ({}) or `{}` ({}), or unset",
             choice.unwrap_or_default(),

@@ -201,8 +201,18 @@ pub fn recorded(
 /// required, on the recorded 8-bit clip and a 97x61 synthetic fixture of
 /// `bit_depth` and `chroma`, through the binary with the environment
 /// variable `var` set to `value` (a kernel-shape switch), and asserts every
-/// cell OK on a GPU side with every metric bit for bit with the CPU.
-pub fn assert_bit_exact_with_env(features: &str, bit_depth: u8, chroma: &str, var: &str, value: &str) {
+/// cell OK on a GPU side with every metric bit for bit with the CPU. The
+/// switch must have been taken (`ULPGATE_TRACE` names it) and each of
+/// `kernels` built on both drivers: a switch nobody reads would pass the
+/// rest with the default kernels.
+pub fn assert_bit_exact_with_env(
+    features: &str,
+    bit_depth: u8,
+    chroma: &str,
+    var: &str,
+    value: &str,
+    kernels: &[&str],
+) {
     let dir = tempfile::tempdir().unwrap();
     let gate = format!(
         "{HEADER}features: {features}\nbackends:\n  cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  \
@@ -211,9 +221,19 @@ pub fn assert_bit_exact_with_env(features: &str, bit_depth: u8, chroma: &str, va
     );
     let path = write(dir.path(), "g.yaml", &gate);
     let json = dir.path().join("r.json");
-    let out = ulpgate().env(var, value).arg("run").arg(&path).arg("--json-out").arg(&json).output().unwrap();
+    let out = ulpgate()
+        .env(var, value)
+        .env("ULPGATE_TRACE", "1")
+        .arg("run")
+        .arg(&path)
+        .arg("--json-out")
+        .arg(&json)
+        .output()
+        .unwrap();
     let what = format!("{features} with {var}={value}");
-    assert_eq!(out.status.code(), Some(0), "{what}: {}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
+    assert_switch_took_effect(&stderr, var, value, kernels, &["opencl", "vulkan"]);
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let cells = report["cells"].as_array().unwrap();
     let count = features.split(',').count();
@@ -223,6 +243,57 @@ pub fn assert_bit_exact_with_env(features: &str, bit_depth: u8, chroma: &str, va
         assert_eq!(c["device_b"]["kind"], "gpu", "{what}: {c}");
         for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
             assert_eq!(diff.as_f64(), Some(0.0), "{what}: {}: {metric} differs by {diff}", c["id"]);
+        }
+    }
+}
+
+/// Runs `side` on `gpu` behind a kernel counter and panics unless at least
+/// one kernel a frame completed: a GPU pipeline that fell back to the CPU
+/// reference would match it by construction, so a twin test must see its
+/// kernels run (the runner's own proof, `check_provenance`, is the same
+/// count).
+pub fn on_gpu<T>(
+    gpu: &std::sync::Arc<dyn ulpgate::backend::gpu::Gpu>,
+    frames: usize,
+    what: &str,
+    side: impl FnOnce(std::sync::Arc<dyn ulpgate::backend::gpu::Gpu>) -> T,
+) -> T {
+    let counter = ulpgate::backend::gpu::CountingGpu::new(gpu.clone());
+    let out = side(counter.clone());
+    let n = counter.dispatches();
+    assert!(n as usize >= frames.max(1), "{what}: {n} kernels completed on the GPU for {frames} frames");
+    out
+}
+
+/// The same values, as many, bit for bit: a bare `zip` would pass a GPU
+/// side that lost frames, and a `max` of differences one that made NaNs.
+pub fn assert_same_bits(cpu: &[f64], gpu: &[f64], what: &str) {
+    assert_eq!(gpu.len(), cpu.len(), "{what}: {} frames from the GPU, {} from the CPU", gpu.len(), cpu.len());
+    let worst = cpu.iter().zip(gpu).map(|(x, y)| (x - y).abs()).fold(0.0f64, f64::max);
+    assert!(
+        cpu.iter().zip(gpu).all(|(x, y)| x.to_bits() == y.to_bits()),
+        "{what}: max |Δ| {worst:e}\n cpu {cpu:?}\n gpu {gpu:?}"
+    );
+}
+
+/// Asserts that a run's `ULPGATE_TRACE=1` standard error (`stderr`) took the
+/// kernel switch `var=value` and built each of `kernels` on each of
+/// `drivers` (`opencl`, `vulkan`): a switch nobody reads would leave a
+/// bit-exactness test passing with the default kernels.
+pub fn assert_switch_took_effect(stderr: &str, var: &str, value: &str, kernels: &[&str], drivers: &[&str]) {
+    let traced: Vec<&str> = stderr.lines().filter_map(|l| l.strip_prefix("ulpgate trace: +")).collect();
+    assert!(
+        traced.iter().any(|l| l.contains(&format!(" ms: {var}={value}: "))),
+        "{var}={value} was not taken: {stderr}"
+    );
+    for kernel in kernels {
+        for driver in drivers {
+            // OpenCL's line ends with the name, Vulkan's with the build time.
+            let built = match *driver {
+                "vulkan" => traced.iter().any(|l| l.contains(&format!(": vulkan: pipeline {kernel}: "))),
+                _ => traced.iter().any(|l| l.ends_with(&format!(": {driver}: kernel {kernel}"))),
+            };
+            assert!(built, "{var}={value}: {kernel} was not built on {driver}: {stderr}");
         }
     }
 }

@@ -210,6 +210,7 @@ impl Gpu for CudaGpu {
 
     fn load_kernel(&self, spec: &'static KernelSpec) -> Result<Kernel> {
         let module = self.module(spec.family)?;
+        crate::trace::mark(&format!("cuda: kernel {}", spec.name));
         let name = CString::new(spec.c_entry()).map_err(|_| anyhow!("kernel name {:?} has a NUL byte", spec.name))?;
         let mut func: CUfunction = std::ptr::null_mut();
         // SAFETY: the module is loaded in the current context.

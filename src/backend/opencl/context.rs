@@ -94,6 +94,7 @@ impl Gpu for ClGpu {
 
     fn load_kernel(&self, spec: &'static KernelSpec) -> Result<Kernel> {
         let program = self.program(spec.family)?;
+        crate::trace::mark(&format!("opencl: kernel {}", spec.name));
         // Fails here, not at the first dispatch, when the program lacks it.
         opencl3::kernel::Kernel::create(&program, spec.c_entry())
             .map_err(|e| anyhow!("kernels/{}.cl has no kernel {}: {e}", spec.family, spec.c_entry()))?;

@@ -131,15 +131,18 @@ impl Uploads {
 
     /// `choice` ([`Self::VAR`]'s value) parsed; unset or empty: `Auto`.
     pub fn from_env(choice: Option<&std::ffi::OsStr>) -> Result<Uploads, String> {
-        match choice.map(|c| c.to_string_lossy()) {
-            None => Ok(Uploads::Auto),
+        let uploads = match choice.map(|c| c.to_string_lossy()) {
+            None => return Ok(Uploads::Auto),
             Some(c) => match c.as_ref() {
-                "" | "auto" => Ok(Uploads::Auto),
-                "inline" => Ok(Uploads::Inline),
-                "split" => Ok(Uploads::Split),
-                other => Err(format!("{}={other}: expected auto, inline or split", Self::VAR)),
+                "" => return Ok(Uploads::Auto),
+                "auto" => Uploads::Auto,
+                "inline" => Uploads::Inline,
+                "split" => Uploads::Split,
+                other => return Err(format!("{}={other}: expected auto, inline or split", Self::VAR)),
             },
-        }
+        };
+        crate::trace::mark(&format!("{}={}: {uploads:?}", Self::VAR, choice.unwrap_or_default().to_string_lossy()));
+        Ok(uploads)
     }
 }
 
