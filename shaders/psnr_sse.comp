@@ -5,6 +5,10 @@
 // Mirrors the sse loops of libvmaf integer_psnr.c `psnr` and `psnr_hbd`:
 // e = ref - dis per sample, sse += e * e into a 64-bit integer. The sums are
 // integers, so neither the work-group split nor the order can change them.
+// With `round_squares` (float_psnr) each square is first rounded to f32, as
+// libvmaf psnr.c's `compute_psnr` squares the float difference: exact below
+// 2^24, so only 16-bit samples differing by 4096 or more round; the rounded
+// squares are still integers.
 //
 // Work group (gx, p) covers samples [gx * chunk, (gx + 1) * chunk) of plane
 // p and writes its sum as a (lo, hi) pair at partials[2 * (p * groups_x + gx)].
@@ -24,6 +28,7 @@ layout(push_constant) uniform Params {
     uint planes;
     uint bytes_per_sample;
     uint chunk;
+    uint round_squares;
 } pc;
 
 shared uint sum_lo[256];
@@ -72,8 +77,15 @@ void main() {
         for (uint w = (lo >> 1u) + lid; w < ((hi + 1u) >> 1u); w += 256u) {
             uint rw = ref_words[w];
             uint dw = dis_words[w];
-            sum = add64(sum, uvec2(squared_error(rw, dw, 0u, 65535u, 2u * w, lo, hi), 0u));
-            sum = add64(sum, uvec2(squared_error(rw, dw, 16u, 65535u, 2u * w + 1u, lo, hi), 0u));
+            uint e0 = squared_error(rw, dw, 0u, 65535u, 2u * w, lo, hi);
+            uint e1 = squared_error(rw, dw, 16u, 65535u, 2u * w + 1u, lo, hi);
+            // A square below 2^32 - 2^7 rounds to at most that: it stays a uint.
+            if (pc.round_squares != 0u) {
+                e0 = uint(float(e0));
+                e1 = uint(float(e1));
+            }
+            sum = add64(sum, uvec2(e0, 0u));
+            sum = add64(sum, uvec2(e1, 0u));
         }
     }
     sum_lo[lid] = sum.x;

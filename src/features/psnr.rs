@@ -17,7 +17,7 @@ pub static PSNR: FeatureImpl = FeatureImpl {
     cpu: |geometry, options| Ok(Box::new(PsnrCpu::new(geometry, options)?)),
     gpu: Some(|gpu, geometry, options| {
         let params = PsnrParams::new(geometry, options)?;
-        let sse = SseKernel::new(gpu.as_ref(), geometry, params.planes)?;
+        let sse = SseKernel::new(gpu.as_ref(), geometry, params.planes, false)?;
         GpuExtractor::boxed(gpu, SseGpu { sse, score: SseScore::Psnr(params), geometry: *geometry })
     }),
     kernels: &[&PSNR_SSE],
@@ -40,7 +40,7 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
     },
     gpu: Some(|gpu, geometry, options| {
         options::check("float_psnr", options, &[])?;
-        let sse = SseKernel::new(gpu.as_ref(), geometry, 1)?;
+        let sse = SseKernel::new(gpu.as_ref(), geometry, 1, true)?;
         GpuExtractor::boxed(gpu, SseGpu { sse, score: SseScore::FloatPsnr, geometry: *geometry })
     }),
     kernels: &[&PSNR_SSE],
@@ -173,9 +173,11 @@ impl Extractor for FloatPsnrCpu {
 /// `[gx * chunk, (gx + 1) * chunk)` of plane `p` (clipped to the plane) and
 /// writes its sum as a (lo, hi) u32 pair at `partials[2 * (p * groups_x + gx)]`.
 /// Buffers: reference frame, distorted frame, partials. Scalars: luma
-/// samples, samples per chroma plane, planes, bytes per sample, chunk.
+/// samples, samples per chroma plane, planes, bytes per sample, chunk,
+/// round_squares (1: each square rounded to f32 first, as float_psnr's C
+/// squares in float).
 pub static PSNR_SSE: KernelSpec =
-    KernelSpec { name: "psnr_sse", family: "psnr", workgroup: [256, 1, 1], buffers: 3, scalars: 5 };
+    KernelSpec { name: "psnr_sse", family: "psnr", workgroup: [256, 1, 1], buffers: 3, scalars: 6 };
 
 /// Samples each `psnr_sse` work group reduces (64 per thread): few enough
 /// groups that a CPU driver (lavapipe), where a work group's barrier costs
@@ -184,17 +186,18 @@ pub static PSNR_SSE: KernelSpec =
 const SSE_CHUNK: usize = 256 * 64;
 
 /// The SSE kernel set up for one geometry: shared by psnr and float_psnr,
-/// whose sums are the same integers (float_psnr divides by the scaler²).
+/// whose sums are integers (float_psnr's of squares rounded to f32, which it
+/// divides by the scaler²).
 struct SseKernel {
     kernel: Kernel,
     planes: usize,
     groups_x: u32,
     frame_bytes: usize,
-    scalars: [u32; 5],
+    scalars: [u32; 6],
 }
 
 impl SseKernel {
-    fn new(gpu: &dyn Gpu, geometry: &Geometry, planes: usize) -> Result<Self> {
+    fn new(gpu: &dyn Gpu, geometry: &Geometry, planes: usize, round_squares: bool) -> Result<Self> {
         let luma = geometry.plane_samples(0);
         let chroma = if planes > 1 { geometry.plane_samples(1) } else { 0 };
         Ok(SseKernel {
@@ -202,7 +205,14 @@ impl SseKernel {
             planes,
             groups_x: groups_for(luma, SSE_CHUNK as u32),
             frame_bytes: planes_bytes(geometry, planes),
-            scalars: [luma as u32, chroma as u32, planes as u32, geometry.bytes_per_sample() as u32, SSE_CHUNK as u32],
+            scalars: [
+                luma as u32,
+                chroma as u32,
+                planes as u32,
+                geometry.bytes_per_sample() as u32,
+                SSE_CHUNK as u32,
+                u32::from(round_squares),
+            ],
         })
     }
 
@@ -219,8 +229,8 @@ impl SseKernel {
     }
 
     fn compute(&self, b: &[Buffer; 3], stream: &mut dyn Stream) -> Result<()> {
-        let [s0, s1, s2, s3, s4] = self.scalars.map(Arg::U32);
-        let args = [Arg::Buffer(&b[0]), Arg::Buffer(&b[1]), Arg::Buffer(&b[2]), s0, s1, s2, s3, s4];
+        let [s0, s1, s2, s3, s4, s5] = self.scalars.map(Arg::U32);
+        let args = [Arg::Buffer(&b[0]), Arg::Buffer(&b[1]), Arg::Buffer(&b[2]), s0, s1, s2, s3, s4, s5];
         stream.dispatch(&self.kernel, [self.groups_x, self.planes as u32, 1], &args)?;
         stream.download(&b[2], 0, self.partials_bytes())
     }
@@ -277,12 +287,12 @@ impl GpuPipeline for SseGpu {
         match &self.score {
             SseScore::Psnr(params) => params.record(&sse, &self.geometry, index, out),
             SseScore::FloatPsnr => {
-                // The CPU's float differences are (a - b) / s, exact, and so
-                // are their f32 squares while |a - b| < 4096; its double noise
-                // sum is then sse / s² (s is a power of two: exact as well).
-                // Only 16-bit content with larger differences rounds a square,
-                // moving the score by under 1e-6 dB — far inside every
-                // tolerance.
+                // The CPU's float differences are (a - b) / s, exact, and
+                // their f32 squares are the kernel's rounded squares over s²
+                // (s is a power of two). Its double noise sum in pixel order
+                // is then sse / s², exact while the sum stays below 2^53:
+                // always below 12 bits, and at 16 bits for any frame under
+                // 2^21 samples (a 1080p luma).
                 let s = f64::from(scaler(self.geometry.bit_depth));
                 let noise = sse[0] as f64 / (s * s);
                 let samples = self.geometry.plane_samples(0);
