@@ -126,11 +126,16 @@ pub fn run(args: Args) -> Outcome {
     let out = backend.compute(&request).map_err(|e| anyhow!("{e}"));
     bar.finish_and_clear();
     let out = out?;
+    // As in a gate: a GPU side that ran no kernel on its device has no score.
+    crate::gate::execute::check_provenance(backend.as_ref(), &out).map_err(|e| anyhow!("{}: {e}", args.backend))?;
     let mut scores = out.scores;
     scores.retain(&feature.metrics);
     let mut extra = serde_json::Map::new();
     extra.insert("feature".into(), serde_json::json!(feature.name));
     extra.insert("device".into(), serde_json::to_value(&out.device).context("device serializes")?);
+    if let Some(n) = out.dispatches {
+        extra.insert("dispatches".into(), serde_json::json!(n));
+    }
     let text = serde_json::to_string_pretty(&to_libvmaf_json(&scores, out.frames, extra)).expect("serializes") + "\n";
     match &args.json_out {
         Some(path) => {

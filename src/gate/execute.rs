@@ -627,7 +627,9 @@ pub fn decide_tolerance(gate: &ResolvedGate, cell: &CellPlan, gpu_arch_ids: &[St
 }
 
 /// A GPU side must have run on the device its backend was opened on, and
-/// must have dispatched kernels there (ADR-0176 errata: never CPU twice).
+/// must have completed kernels there, at least one a frame: every GPU
+/// pipeline dispatches for each frame it scores, so fewer means frames
+/// scored elsewhere (ADR-0176 errata: never CPU twice).
 pub(crate) fn check_provenance(backend: &dyn Backend, out: &SideOutput) -> Result<(), String> {
     if !backend.kind().is_gpu() {
         return Ok(());
@@ -642,9 +644,15 @@ pub(crate) fn check_provenance(backend: &dyn Backend, out: &SideOutput) -> Resul
             out.device.name, out.device.arch_id, expected.name, expected.arch_id
         ));
     }
-    match out.dispatches {
-        Some(n) if n > 0 => Ok(()),
-        _ => Err(format!("no kernel completed on {}: the side did not run on its GPU", expected.name)),
+    match out.dispatches.unwrap_or(0) {
+        0 => Err(format!("no kernel completed on {}: the side did not run on its GPU", expected.name)),
+        n if n < out.frames as u64 => Err(format!(
+            "{} completed on {} for {}: some frames were not scored on its GPU",
+            crate::report::plural(n as usize, "kernel"),
+            expected.name,
+            crate::report::plural(out.frames, "frame")
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -1054,6 +1062,52 @@ mod tests {
             .map(|(k, side)| (k, side.result.expect("scored").scores.get("m").expect("m")[0], side.joint))
             .collect();
         (sides, bar.position())
+    }
+
+    /// A Vulkan backend opened on `device` that computes nothing: only
+    /// [`check_provenance`] reads it.
+    struct OpenedOn(DeviceInfo);
+
+    impl Backend for OpenedOn {
+        fn kind(&self) -> crate::config::gate::BackendKind {
+            crate::config::gate::BackendKind::Vulkan
+        }
+        fn device(&self) -> &DeviceInfo {
+            &self.0
+        }
+        fn supports(&self, _: &crate::config::ResolvedFeature) -> Result<(), String> {
+            Ok(())
+        }
+        fn compute(&self, _: &SideRequest<'_>) -> Result<SideOutput, String> {
+            Err("not computed here".into())
+        }
+    }
+
+    #[test]
+    fn a_gpu_side_is_taken_only_with_its_kernels_run_on_its_device() {
+        use crate::backend::DeviceKind;
+        let gpu = |name: &str| DeviceInfo::named("vulkan", DeviceKind::Gpu, name, "vulkan:0x10005:0x0");
+        let backend = OpenedOn(gpu("llvmpipe"));
+        let side = |device: DeviceInfo, dispatches: Option<u64>| SideOutput {
+            scores: Scores::default(),
+            frames: 3,
+            device,
+            dispatches,
+        };
+        assert_eq!(check_provenance(&backend, &side(gpu("llvmpipe"), Some(3))), Ok(()));
+        for (out, why) in [
+            (side(gpu("llvmpipe"), None), "no kernel completed on llvmpipe: the side did not run on its GPU"),
+            (side(gpu("llvmpipe"), Some(0)), "no kernel completed on llvmpipe: the side did not run on its GPU"),
+            (side(crate::backend::cpu::device_info("vulkan"), Some(3)), "reported a Cpu device, not a GPU"),
+            (side(gpu("other"), Some(3)), "ran on other (vulkan:0x10005:0x0), not on the selected llvmpipe"),
+            (side(gpu("llvmpipe"), Some(2)), "2 kernels completed on llvmpipe for 3 frames: some frames were not"),
+        ] {
+            let got = check_provenance(&backend, &out).expect_err(why);
+            assert!(got.starts_with(why), "{got}");
+        }
+        // A CPU backend's side needs no kernel.
+        let cpu = Fake { device: crate::backend::cpu::device_info("cpu"), joint: None };
+        assert_eq!(check_provenance(&cpu, &side(crate::backend::cpu::device_info("cpu"), None)), Ok(()));
     }
 
     #[test]
