@@ -48,8 +48,9 @@ fn gate_mode_times_whole_runs_and_each_side() {
     assert!(r["process"]["wall"]["median"].as_f64().unwrap() > 0.0);
     assert_eq!(r["in_process"]["status"], "OK");
     let sides = r["sides"].as_array().unwrap();
-    // cpu and vulkan for each of the two features (golden is not timed).
-    assert_eq!(sides.len(), 4, "{sides:?}");
+    // cpu, vulkan and opencl for each of the two features (golden is not
+    // timed).
+    assert_eq!(sides.len(), 6, "{sides:?}");
     for s in sides {
         assert!(s["error"].is_null(), "{s}");
         assert_eq!(s["frames"], 4);
@@ -57,6 +58,9 @@ fn gate_mode_times_whole_runs_and_each_side() {
         if s["backend"] == "vulkan" {
             assert!(s["arch_id"].as_str().unwrap().starts_with("vulkan:0x10005"));
             assert!(s["speedup_vs_cpu"].as_f64().is_some());
+        }
+        if s["backend"] == "opencl" {
+            assert!(s["arch_id"].as_str().unwrap().starts_with("opencl:"), "{s}");
         }
     }
 }

@@ -28,10 +28,11 @@ fn cells<'a>(report: &'a Value, backend: &str) -> Vec<&'a Value> {
     report["cells"].as_array().expect("cells").iter().filter(|c| c["backend_b"] == backend).collect()
 }
 
-/// gates/pr-lavapipe.yaml, vulkan required, every fixture of the default
-/// gate: every cell runs and passes, and each vulkan side names lavapipe.
+/// gates/pr-lavapipe.yaml, vulkan and opencl required, every fixture of
+/// the default gate: every cell runs and passes, and each GPU side names
+/// its software driver (lavapipe, PoCL).
 #[test]
-fn the_pr_gate_runs_cpu_vs_vulkan_on_lavapipe() {
+fn the_pr_gate_runs_cpu_vs_lavapipe_and_pocl() {
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
     let out = ulpgate()
@@ -42,44 +43,51 @@ fn the_pr_gate_runs_cpu_vs_vulkan_on_lavapipe() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
     let r = report(&json);
-    let vulkan = cells(&r, "vulkan");
     let fixtures: Vec<&str> = r["cells"].as_array().unwrap().iter().filter_map(|c| c["fixture"].as_str()).collect();
     for name in ["8bit_420", "10bit_420", "8bit_444", "8bit_422", "10bit_444", "12bit_420", "16bit_420"] {
         assert!(fixtures.iter().any(|f| f.contains(name)), "no {name} fixture");
     }
-    // Every feature of the gate on each of its fixtures; where libvmaf
-    // refuses the input (cambi below 216x216), SKIP with its reason.
     let gate = "gates/pr-lavapipe.yaml";
-    assert_eq!(vulkan.len(), gate_features(gate).len() * gate_fixtures(gate).len());
-    let mut ran = 0;
-    for c in vulkan {
-        if skipped_as_refused(gate, c) {
-            continue;
+    for (backend, arch_prefix) in [("vulkan", "vulkan:0x10005"), ("opencl", "opencl:")] {
+        let gpu = cells(&r, backend);
+        // Every feature of the gate on each of its fixtures; where libvmaf
+        // refuses the input (cambi below 216x216), SKIP with its reason.
+        assert_eq!(gpu.len(), gate_features(gate).len() * gate_fixtures(gate).len(), "{backend}");
+        let mut ran = 0;
+        for c in &gpu {
+            if skipped_as_refused(gate, c) {
+                continue;
+            }
+            ran += 1;
+            assert_eq!(c["status"], "OK", "{c}");
+            let arch = c["device_b"]["arch_id"].as_str().unwrap();
+            assert!(arch.starts_with(arch_prefix), "{arch}");
+            assert_eq!(c["device_b"]["kind"], "gpu");
+            assert_eq!(c["device_b"]["device_type"], "cpu", "{backend}: the software driver");
+            assert!(c["n_frames"].as_u64().unwrap() > 0);
         }
-        ran += 1;
-        assert_eq!(c["status"], "OK", "{c}");
-        let arch = c["device_b"]["arch_id"].as_str().unwrap();
-        assert!(arch.starts_with("vulkan:0x10005"), "{arch}");
-        assert_eq!(c["device_b"]["kind"], "gpu");
-        assert!(c["n_frames"].as_u64().unwrap() > 0);
-    }
-    // Every feature ran somewhere (cambi on the 320x240 clips).
-    assert!(ran > gate_features(gate).len(), "{ran} cells ran");
-    for feature in gate_features(gate) {
-        assert!(
-            cells(&r, "vulkan").iter().any(|c| c["feature"] == feature.as_str() && c["status"] == "OK"),
-            "{feature}"
-        );
-    }
-    // The kernels replicate the CPU's arithmetic (exact integer sums, squares
-    // rounded to f32 where libvmaf squares in float, float filters rounded
-    // op by op without FMA): every metric agrees to the last bit, but for
-    // ssimulacra2, which adds its f64 map sums in another order on GPUs.
-    for c in cells(&r, "vulkan") {
-        let allowed =
-            if c["feature"] == "ssimulacra2" { ulpgate::features::ssimulacra2::gpu::SUM_ORDER_TOLERANCE } else { 0.0 };
-        for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
-            assert!(diff.as_f64().unwrap() <= allowed, "{metric} in {}: {diff}", c["id"]);
+        // Every feature ran somewhere (cambi on the 320x240 clips).
+        assert!(ran > gate_features(gate).len(), "{backend}: {ran} cells ran");
+        for feature in gate_features(gate) {
+            assert!(
+                gpu.iter().any(|c| c["feature"] == feature.as_str() && c["status"] == "OK"),
+                "{backend}: {feature}"
+            );
+        }
+        // The kernels replicate the CPU's arithmetic (exact integer sums,
+        // squares rounded to f32 where libvmaf squares in float, float
+        // filters rounded op by op without FMA): every metric agrees to the
+        // last bit, but for ssimulacra2, which adds its f64 map sums in
+        // another order on GPUs.
+        for c in &gpu {
+            let allowed = if c["feature"] == "ssimulacra2" {
+                ulpgate::features::ssimulacra2::gpu::SUM_ORDER_TOLERANCE
+            } else {
+                0.0
+            };
+            for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {
+                assert!(diff.as_f64().unwrap() <= allowed, "{metric} in {}: {diff}", c["id"]);
+            }
         }
     }
 }
@@ -93,13 +101,16 @@ fn the_row_groups_kernel_matches_the_cpu_on_lavapipe() {
     let json = dir.path().join("report.json");
     let out = ulpgate()
         .env("ULPGATE_ANSNR_KERNEL", "groups")
+        .env("ULPGATE_TRACE", "1")
         .args(["run", "gates/pr-lavapipe.yaml", "--quiet", "--vulkan-device", "llvmpipe", "--features", "float_ansnr"])
         .args(["--backends", "cpu,vulkan", "--json-out"])
         .arg(&json)
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{text}{stderr}");
+    common::assert_switch_took_effect(&stderr, "ULPGATE_ANSNR_KERNEL", "groups", &["ansnr_row_groups"], &["vulkan"]);
     let r = report(&json);
     let vulkan = cells(&r, "vulkan");
     assert_eq!(vulkan.len(), gate_fixtures("gates/pr-lavapipe.yaml").len(), "float_ansnr on every fixture");
@@ -243,5 +254,12 @@ fn kernel_times_name_every_kernel_a_feature_dispatched() {
 /// windowed filters and the exact sums stay bit for bit the CPU's.
 #[test]
 fn uploads_apart_from_the_kernels_keep_every_feature_bit_exact() {
-    common::assert_bit_exact_with_env("[psnr, motion, float_ssim, psnr_hvs]", 10, "420", "ULPGATE_VK_UPLOADS", "split");
+    common::assert_bit_exact_with_env(
+        "[psnr, motion, float_ssim, psnr_hvs]",
+        10,
+        "420",
+        "ULPGATE_VK_UPLOADS",
+        "split",
+        &[],
+    );
 }

@@ -117,6 +117,19 @@ fn the_required_lane_is_stable_and_always_reports() {
     for pkg in ["mesa-vulkan-drivers", "libvulkan1", "pocl-opencl-icd", "ocl-icd-libopencl1", "MESA_SHADER_CACHE_DIR"] {
         assert!(shard.contains(pkg), "{pkg}");
     }
+    // ... and the gate they run holds the CPU to both, required: a runner
+    // without either driver ERRORs rather than passing on what it skipped.
+    assert!(shard.contains("ulpgate run gates/pr-lavapipe.yaml"), "{shard}");
+    let gate: Value =
+        serde_yaml::from_str(&std::fs::read_to_string(repo().join("gates/pr-lavapipe.yaml")).unwrap()).unwrap();
+    for backend in ["vulkan", "opencl"] {
+        assert_eq!(gate["backends"][backend]["required"].as_bool(), Some(true), "{backend}");
+        let pair = gate["pairs"].as_sequence().unwrap().iter().any(|p| {
+            p.as_sequence()
+                .is_some_and(|p| p.len() == 2 && p[0].as_str() == Some("cpu") && p[1].as_str() == Some(backend))
+        });
+        assert!(pair, "cpu vs {backend}");
+    }
     // Reports are uploaded whatever the verdict.
     for job in ["shard", "parity-gate"] {
         let uploads: Vec<&Value> = steps(&doc, job)
