@@ -6,8 +6,8 @@ precision, with nothing but the standard library (decimal, fractions).
 Writes src/features/ciede/tables.rs, and the constant blocks between the
 `BEGIN GENERATED` and `END GENERATED` markers of kernels/ciede.cl and
 shaders/include/ciede_terms.wgsl, so that all three dialects use the very same
-bits. `cargo test features::ciede::tables` checks that the kernel blocks
-still match tables.rs.
+bits. `cargo test features::ciede::tables_check` checks that the kernel
+blocks still match tables.rs.
 
 Usage: scripts/ciede_tables.py   (from the repository root)
 """
@@ -316,7 +316,6 @@ def write_rust(log, exp2, atan_t):
     for h, l in atan_t:
         out.append(f"    [0x{bits(h):016X}, 0x{bits(l):016X}],")
     out.append("];")
-    out.append("")
     (ROOT / "src/features/ciede/tables.rs").write_text("\n".join(out) + "\n" + TABLES_RS_TAIL)
 
 

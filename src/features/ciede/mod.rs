@@ -14,6 +14,8 @@ pub mod lanes;
 pub mod math;
 pub mod simd;
 pub mod tables;
+#[cfg(test)]
+mod tables_check;
 
 use super::{FeatureImpl, Options, options};
 use crate::fixture::{Chroma, Geometry};
