@@ -95,11 +95,20 @@ fn check(imp: &FeatureImpl, options: &Options, recording: &Path, fixture: &Loade
     let recorded = match read_libvmaf_json(recording) {
         Ok(r) => r,
         Err(e) => {
-            // libvmaf refused this input (cambi below its minimum size):
-            // the CPU reference must refuse it too, never score it.
+            // Only a recorded refusal (an `error` object: cambi below its
+            // minimum size) may fail to read: a damaged recording is not
+            // libvmaf refusing.
+            let doc: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(recording).unwrap()).unwrap_or_else(|_| panic!("{what}: {e:#}"));
+            assert!(doc["error"].is_object(), "{what}: {e:#}");
+            // The CPU reference must refuse it too, for libvmaf's reason,
+            // never score it.
+            let refusal = (imp.refuses)(&geometry, options)
+                .unwrap_or_else(|| panic!("{what}: libvmaf refused ({e:#}) but the CPU reference takes the input"));
             let ours =
                 (imp.cpu)(&geometry, options).and_then(|ex| features::run_extractor(ex, fixture, &|| {}).map(|_| ()));
-            assert!(ours.is_err(), "{what}: libvmaf refused ({e:#}) but the CPU reference scored it");
+            let err = ours.expect_err(&format!("{what}: libvmaf refused ({e:#}) but the CPU reference scored it"));
+            assert!(format!("{err:#}").contains(&refusal), "{what}: {err:#}, not {refusal}");
             return 0;
         }
     };

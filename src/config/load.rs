@@ -182,6 +182,8 @@ fn explain(path: &Path, spans: &SpanIndex, schema: &Value, error: &ValidationErr
     let pointer = error.instance_path().as_str();
     let instance = error.instance();
     let d = |msg: String| Diagnostic::at(path, spans, pointer, msg);
+    // A number as the file writes it (`-1.0e-5`, not JSON's `-0.00001`).
+    let written = || spans.scalar(pointer).map_or_else(|| instance.to_string(), str::to_string);
     match error.kind() {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
             let allowed = allowed_properties(schema, error.schema_path().as_str());
@@ -227,13 +229,13 @@ fn explain(path: &Path, spans: &SpanIndex, schema: &Value, error: &ValidationErr
             out.push(d(format!("found {}", describe(instance))).expected(expected_value.to_string()));
         }
         ValidationErrorKind::ExclusiveMinimum { limit } => {
-            out.push(d(format!("{instance} is too small")).expected(format!("a number greater than {limit}")));
+            out.push(d(format!("{} is too small", written())).expected(format!("a number greater than {limit}")));
         }
         ValidationErrorKind::Minimum { limit } => {
-            out.push(d(format!("{instance} is too small")).expected(format!("a number of at least {limit}")));
+            out.push(d(format!("{} is too small", written())).expected(format!("a number of at least {limit}")));
         }
         ValidationErrorKind::Maximum { limit } => {
-            out.push(d(format!("{instance} is too large")).expected(format!("a number of at most {limit}")));
+            out.push(d(format!("{} is too large", written())).expected(format!("a number of at most {limit}")));
         }
         ValidationErrorKind::MinItems { limit } => {
             out.push(d("too few entries".to_string()).expected(format!("at least {limit}")));

@@ -19,6 +19,9 @@ pub struct Pos {
 pub struct SpanIndex {
     values: HashMap<String, Pos>,
     keys: HashMap<String, Pos>,
+    /// Each scalar value as the file spells it (`-1.0e-5`, not the
+    /// `-0.00001` that JSON would print back).
+    scalars: HashMap<String, String>,
 }
 
 impl SpanIndex {
@@ -40,6 +43,11 @@ impl SpanIndex {
             }
             p = &p[..p.rfind('/')?];
         }
+    }
+
+    /// The scalar at `pointer` as written in the file.
+    pub fn scalar(&self, pointer: &str) -> Option<&str> {
+        self.scalars.get(pointer).map(String::as_str)
     }
 
     /// The position of the key of the mapping entry at `pointer`.
@@ -99,7 +107,8 @@ impl MarkedEventReceiver for Builder {
         match ev {
             Event::Scalar(value, ..) => {
                 if let Some(p) = self.next_pointer(Some(&value), pos) {
-                    self.index.values.insert(p, pos);
+                    self.index.values.insert(p.clone(), pos);
+                    self.index.scalars.insert(p, value);
                 }
             }
             Event::Alias(_) => {
@@ -137,6 +146,8 @@ mod tests {
         assert_eq!(idx.find("/features/0"), Some(Pos { line: 3, column: 5 }));
         assert_eq!(idx.find("/features/1/tolerance"), Some(Pos { line: 5, column: 16 }));
         assert_eq!(idx.key("/features/1/tolerance"), Some(Pos { line: 5, column: 5 }));
+        assert_eq!(idx.scalar("/features/1/tolerance"), Some("1"));
+        assert_eq!(SpanIndex::build("t: -1.0e-5\n").scalar("/t"), Some("-1.0e-5"));
         assert_eq!(idx.find("/map/a~1b/c/1"), Some(Pos { line: 7, column: 16 }));
         // A missing child falls back to its parent.
         assert_eq!(idx.find("/features/1/adr"), Some(Pos { line: 4, column: 5 }));
