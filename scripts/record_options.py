@@ -97,6 +97,9 @@ VARIANTS = [
     ("motion/mffw", "8bit", "dist_x264", "motion=motion_five_frame_window=true", None),
     ("motion/mma", "8bit", "dist_x264", "motion=motion_moving_average=true", None),
     ("motion/debug_mffw_mma_mbf_0.25_mbo_4", "8bit", "dist_x264", "motion=debug=true:motion_five_frame_window=true:motion_moving_average=true:motion_blend_factor=0.25:motion_blend_offset=4.0", None),
+    # libvmaf reads every numeric option value through strtof and %g
+    # (dict.c, vmaf_feature_dictionary_set): it computes with 4.12346.
+    ("motion/mfw_4.1234567", "8bit", "dist_x264", "motion=motion_fps_weight=4.1234567", None),
     # An explicit default is no feature parameter: the names stay.
     ("motion/mbf_1_debug", "8bit", "dist_x264", "motion=debug=true:motion_blend_factor=1.0", None),
     ("motion/10bit_debug_mfw_0.5_mmxv_2", "10bit", "dist_x264", "motion=debug=true:motion_fps_weight=0.5:motion_max_val=2.0", None),
