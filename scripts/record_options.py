@@ -138,6 +138,14 @@ VARIANTS = [
     ("psnr/no_chroma", "8bit", "dist_x264", "psnr=enable_chroma=false", SPATIAL_FRAMES),
     ("psnr/444_no_chroma", "444", "dist_x264", "psnr=enable_chroma=false", SPATIAL_FRAMES),
     ("psnr/10bit_no_chroma_same", "10bit", "ref", "psnr=enable_chroma=false", SPATIAL_FRAMES),
+    ("psnr/mse_no_chroma", "8bit", "dist_x264", "psnr=enable_chroma=false:enable_mse=true", SPATIAL_FRAMES),
+    ("psnr/reduced_hbd_peak", "8bit", "dist_x264", "psnr=reduced_hbd_peak=true", SPATIAL_FRAMES),
+    ("psnr/10bit_reduced_hbd_peak_mse", "10bit", "dist_x264", "psnr=reduced_hbd_peak=true:enable_mse=true", SPATIAL_FRAMES),
+    ("psnr/min_sse_1e8", "8bit", "dist_x264", "psnr=min_sse=100000000.0", SPATIAL_FRAMES),
+    ("psnr/same_min_sse_0.5", "8bit", "ref", "psnr=min_sse=0.5", SPATIAL_FRAMES),
+    ("psnr/10bit_same_min_sse_2_reduced_hbd_peak", "10bit", "ref", "psnr=min_sse=2.0:reduced_hbd_peak=true", SPATIAL_FRAMES),
+    ("psnr/10bit_min_sse_1e9", "10bit", "dist_x264", "psnr=min_sse=1000000000.0:enable_mse=true", SPATIAL_FRAMES),
+    ("psnr/444_min_sse_1e7_mse", "444", "dist_x264", "psnr=min_sse=10000000.0:enable_mse=true", SPATIAL_FRAMES),
 ]
 
 

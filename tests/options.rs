@@ -115,16 +115,6 @@ fn libvmaf_tables() -> serde_json::Map<String, Value> {
     doc["tables"].as_object().unwrap().clone()
 }
 
-/// Options of libvmaf's tables this build does not take yet: why.
-fn not_implemented(feature: &str, option: &str) -> Option<&'static str> {
-    match (feature, option) {
-        ("psnr", "enable_mse" | "enable_apsnr" | "reduced_hbd_peak" | "min_sse") => {
-            Some("integer_psnr.c's option, not in ulpgate's psnr yet")
-        }
-        _ => None,
-    }
-}
-
 fn opt_json(d: &ulpgate::features::options::OptionDef) -> Value {
     let (kind, default) = match d.default {
         OptValue::Bool(b) => ("bool", json!(b)),
@@ -143,12 +133,7 @@ fn option_tables_are_libvmafs() {
     for (feature, table) in &tables {
         let imp = features::find(feature).unwrap_or_else(|| panic!("this build has no {feature}"));
         let ours: Vec<Value> = imp.options.iter().map(opt_json).collect();
-        let theirs: Vec<&Value> = table
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|o| not_implemented(feature, o["name"].as_str().unwrap()).is_none())
-            .collect();
+        let theirs: Vec<&Value> = table.as_array().unwrap().iter().collect();
         let names = |v: &mut dyn Iterator<Item = &Value>| {
             v.map(|o| o["name"].as_str().unwrap().to_string()).collect::<Vec<_>>()
         };
@@ -203,9 +188,6 @@ fn values_libvmaf_refuses_are_refused_naming_the_option_and_range() {
     for (feature, table) in &tables {
         for t in table.as_array().unwrap() {
             let name = t["name"].as_str().unwrap();
-            if not_implemented(feature, name).is_some() {
-                continue;
-            }
             let g = |x: &Value| ulpgate::features::options::format_g(x.as_f64().unwrap());
             if !t["min"].is_null() {
                 let (lo, hi) = (t["min"].as_f64().unwrap(), t["max"].as_f64().unwrap());
@@ -234,4 +216,19 @@ fn values_libvmaf_refuses_are_refused_naming_the_option_and_range() {
         assert!(e.contains("has no option `no_such_option`"), "{feature}: {e}");
     }
     assert!(refused > 150, "{refused} refusals checked");
+}
+
+/// Options this build takes but whose libvmaf output is no per-frame score:
+/// refused when set, with the reason (false or empty, their default, is
+/// taken).
+#[test]
+fn options_without_per_frame_output_are_refused_with_the_reason() {
+    let e = refusal("psnr", json!({"enable_apsnr": true}));
+    assert!(e.contains("`enable_apsnr`") && e.contains("aggregate_metrics"), "{e}");
+    let e = refusal("cambi", json!({"heatmaps_path": "/tmp/h"}));
+    assert!(e.contains("heatmaps_path") && e.contains("writes no files"), "{e}");
+    for (feature, option) in [("psnr", json!({"enable_apsnr": false})), ("cambi", json!({"heatmaps_path": ""}))] {
+        let options: Options = serde_json::from_value(option).unwrap();
+        assert!((features::find(feature).unwrap().metrics)(&options).is_ok(), "{feature} {options:?}");
+    }
 }
