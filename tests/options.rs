@@ -11,7 +11,9 @@
 //!   default, range, feature-parameter flag), as its C sources declare them
 //!   (tests/data/libvmaf_options.json);
 //! - values libvmaf refuses (outside the range, of the wrong type) are
-//!   refused with the option's name and range, and so are unknown names.
+//!   refused with the option's name and range, and so are unknown names;
+//! - every GPU pipeline on lavapipe and PoCL under each recording's options,
+//!   bit for bit with the CPU reference.
 
 mod common;
 use common::recordings::{Recording, recordings};
@@ -231,4 +233,34 @@ fn options_without_per_frame_output_are_refused_with_the_reason() {
         let options: Options = serde_json::from_value(option).unwrap();
         assert!((features::find(feature).unwrap().metrics)(&options).is_ok(), "{feature} {options:?}");
     }
+}
+
+/// Every GPU pipeline on Mesa lavapipe (Vulkan) and PoCL (OpenCL) under the
+/// options of every recording, on its input, bit for bit with the CPU
+/// reference: the kernels' twins of the options libvmaf was held to above.
+#[test]
+fn gpus_match_the_cpu_under_every_recorded_option() {
+    let gpus = common::software_gpus();
+    let mut compared = 0;
+    for &(folder, _) in FOLDERS {
+        for rec in recordings(folder) {
+            let imp = features::find(&rec.feature).unwrap();
+            let Some(make) = imp.gpu else { continue };
+            let fixture = rec.raw_fixture(Some(rec.frames()));
+            let cpu = run_extractor((imp.cpu)(&fixture.geometry, &rec.options).unwrap(), &fixture, &|| {}).unwrap();
+            for (backend, gpu) in &gpus {
+                let what = format!("{} on {backend}", rec.what());
+                let ext =
+                    make(gpu.clone(), &fixture.geometry, &rec.options).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                let out = run_extractor(ext, &fixture, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                for (name, want) in cpu.metrics() {
+                    let got = out.get(name).unwrap_or_else(|| panic!("{what}: no {name}"));
+                    let same = want.len() == got.len() && want.iter().zip(got).all(|(a, b)| a.to_bits() == b.to_bits());
+                    assert!(same, "{what} {name}:\n cpu {want:?}\n gpu {got:?}");
+                    compared += want.len();
+                }
+            }
+        }
+    }
+    assert!(compared > 1000, "{compared} values compared");
 }
