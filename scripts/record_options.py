@@ -128,6 +128,7 @@ VARIANTS = [
     ("float_ssim/10bit_same_db_clip_lcs", "10bit", "ref", "float_ssim=enable_db=true:clip_db=true:enable_lcs=true", SPATIAL_FRAMES),
     ("float_ssim/scale_1", "8bit", "dist_x264", "float_ssim=scale=1", SPATIAL_FRAMES),
     ("float_ssim/scale_2_lcs", "8bit", "dist_x264", "float_ssim=scale=2:enable_lcs=true", SPATIAL_FRAMES),
+    ("float_ssim/scale_10", "8bit", "dist_x264", "float_ssim=scale=10:enable_lcs=true", SPATIAL_FRAMES),
     ("float_ssim/10bit_scale_3_db", "10bit", "dist_x264", "float_ssim=scale=3:enable_db=true", SPATIAL_FRAMES),
     # float_ms_ssim (float_ms_ssim.c)
     ("float_ms_ssim/db", "8bit", "dist_x264", "float_ms_ssim=enable_db=true", SPATIAL_FRAMES),
