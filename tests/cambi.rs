@@ -11,20 +11,16 @@
 //!   outside its picture, samples above the bit depth, bad options.
 
 mod common;
+use common::recordings::{Recording, recordings};
 use common::*;
 
 use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::cambi::CAMBI;
 use ulpgate::features::{Options, run_extractor};
 use ulpgate::fixture::{Chroma, Frame, FrameSource, Geometry, LoadedFixture, Samples, SyntheticSpec};
-use ulpgate::scores::{Scores, read_libvmaf_json};
-
-fn data() -> PathBuf {
-    root().join("tests/data/cambi")
-}
+use ulpgate::scores::Scores;
 
 fn reference_fixture(folder: &str, reference: &str, distorted: &str, max_frames: Option<usize>) -> LoadedFixture {
     let bit_depth = if folder.contains("10bit") { 10 } else { 8 };
@@ -81,76 +77,44 @@ fn sha256(frames: &[Frame]) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// One libvmaf recording of tests/data/cambi: its input, options and scores.
-struct Case {
-    name: String,
-    options: Options,
-    doc: serde_json::Value,
-    recorded: Scores,
-}
-
-fn cases() -> Vec<Case> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(data()).unwrap().map(|e| e.unwrap().path()).collect();
-    paths.sort();
-    paths
-        .into_iter()
-        .map(|path| {
-            let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-            let options: Options = serde_json::from_value(doc["options"].clone()).unwrap();
-            let recorded = read_libvmaf_json(&path).unwrap().scores;
-            Case { name: path.file_stem().unwrap().to_string_lossy().into(), options, doc, recorded }
-        })
-        .collect()
-}
-
-impl Case {
-    /// The input libvmaf scored (in `chroma` where the input allows a
-    /// choice), checked against the recording's hashes; at most `frames`.
-    fn fixture(&self, chroma: Option<Chroma>, frames: Option<usize>) -> LoadedFixture {
-        let doc = &self.doc;
-        let mut fx = if let Some(spec) = doc.get("derived") {
-            let fx = derived(spec, Chroma::Yuv444);
-            self.check_hashes(&fx);
-            match chroma {
-                Some(c) => derived(spec, c),
-                None => fx,
-            }
-        } else if let Some(spec) = doc.get("synthetic") {
-            let spec: SyntheticSpec = serde_json::from_value(spec.clone()).unwrap();
-            let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
-            let fx = LoadedFixture::load(&src(false), &src(true), frames).unwrap();
-            if frames.is_none() {
-                self.check_hashes(&fx);
-            }
-            fx
-        } else {
-            let stem =
-                |key: &str| Path::new(doc[key].as_str().unwrap()).file_stem().unwrap().to_string_lossy().into_owned();
-            let folder = Path::new(doc["reference"].as_str().unwrap()).parent().unwrap().file_name().unwrap();
-            reference_fixture(&folder.to_string_lossy(), &stem("reference"), &stem("distorted"), frames)
-        };
-        if let Some(n) = frames {
-            fx.reference.truncate(n);
-            fx.distorted.truncate(n);
+/// The input libvmaf scored for `case` (in `chroma` where the input allows
+/// a choice), checked against the recording's hashes; at most `frames`.
+fn case_fixture(case: &Recording, chroma: Option<Chroma>, frames: Option<usize>) -> LoadedFixture {
+    let doc = &case.doc;
+    let mut fx = if let Some(spec) = doc.get("derived") {
+        let fx = derived(spec, Chroma::Yuv444);
+        check_hashes(case, &fx);
+        match chroma {
+            Some(c) => derived(spec, c),
+            None => fx,
+        }
+    } else if let Some(spec) = doc.get("synthetic") {
+        let spec: SyntheticSpec = serde_json::from_value(spec.clone()).unwrap();
+        let src = |distorted| FrameSource::Synthetic { spec: spec.clone(), distorted };
+        let fx = LoadedFixture::load(&src(false), &src(true), frames).unwrap();
+        if frames.is_none() {
+            check_hashes(case, &fx);
         }
         fx
+    } else {
+        case.raw_fixture(frames)
+    };
+    if let Some(n) = frames {
+        fx.reference.truncate(n);
+        fx.distorted.truncate(n);
     }
+    fx
+}
 
-    fn check_hashes(&self, fx: &LoadedFixture) {
-        let want = &self.doc["sha256"];
-        assert_eq!(
-            sha256(&fx.reference),
-            want["ref"].as_str().unwrap(),
-            "{}: not the reference libvmaf scored",
-            self.name
-        );
-        assert_eq!(
-            sha256(&fx.distorted),
-            want["dist"].as_str().unwrap(),
-            "{}: not the distorted libvmaf scored",
-            self.name
-        );
-    }
+fn check_hashes(case: &Recording, fx: &LoadedFixture) {
+    let want = &case.doc["sha256"];
+    assert_eq!(sha256(&fx.reference), want["ref"].as_str().unwrap(), "{}: not the reference libvmaf scored", case.name);
+    assert_eq!(
+        sha256(&fx.distorted),
+        want["dist"].as_str().unwrap(),
+        "{}: not the distorted libvmaf scored",
+        case.name
+    );
 }
 
 fn cpu(fx: &LoadedFixture, options: &Options) -> Scores {
@@ -183,41 +147,30 @@ fn assert_bit_exact(want: &Scores, got: &Scores, what: &str) {
 const FRAMES: usize = 3;
 const LARGE_FRAMES: usize = 1;
 
-fn frames_for(case: &Case) -> Option<usize> {
+fn frames_for(case: &Recording) -> Option<usize> {
     (case.doc["geometry"]["width"].as_u64().unwrap() >= 1920).then_some(LARGE_FRAMES)
 }
 
 #[test]
 fn cpu_reproduces_libvmaf_on_options_sizes_and_bit_depths() {
-    let cases = cases();
+    let cases = recordings("cambi");
     assert!(cases.len() >= 19, "tests/data/cambi holds {} recordings", cases.len());
     let mut nonzero = 0;
     for case in &cases {
         let frames = frames_for(case).unwrap_or(FRAMES);
-        let fx = case.fixture(None, Some(frames));
-        let ours = cpu(&fx, &case.options);
-        let names: Vec<&str> = case.recorded.metrics().map(|(n, _)| n).collect();
+        let ours = cpu(&case_fixture(case, None, Some(frames)), &case.options);
         let mut expected = (CAMBI.metrics)(&case.options).unwrap();
         expected.sort();
-        let mut recorded: Vec<String> = names.iter().map(|s| s.to_string()).collect();
-        recorded.sort();
-        assert_eq!(expected, recorded, "{}: metric names", case.name);
-        for (name, want) in case.recorded.metrics() {
-            let got = ours.get(name).unwrap_or_else(|| panic!("{}: no {name}", case.name));
-            let want = &want[..want.len().min(frames)];
-            assert_eq!(got.len(), want.len(), "{} {name}: frames", case.name);
-            for (i, (w, g)) in want.iter().zip(got).enumerate() {
-                assert!((w - g).abs() <= 1e-6, "{} {name} frame {i}: libvmaf {w}, ours {g}", case.name);
-                nonzero += usize::from(*w != 0.0);
-            }
-        }
+        assert_eq!(expected, case.metric_names(), "{}: metric names", case.name);
+        case.assert_reproduced(&ours, frames, 1e-6, false);
+        nonzero += case.recorded.metrics().flat_map(|(_, v)| &v[..v.len().min(frames)]).filter(|w| **w != 0.0).count();
     }
     assert!(nonzero > 50, "the recordings mostly band: {nonzero} non-zero scores");
 }
 
 #[test]
 fn gpu_is_bit_exact_with_the_cpu_on_lavapipe_and_pocl() {
-    let cases = cases();
+    let cases = recordings("cambi");
     // (what, input, options): the CPU scores each once, every GPU after it.
     let mut inputs: Vec<(String, LoadedFixture, Options)> = Vec::new();
     // The default options on the banded reference clips.
@@ -227,11 +180,11 @@ fn gpu_is_bit_exact_with_the_cpu_on_lavapipe_and_pocl() {
     // Every recorded variant; the derived inputs also in the other chroma
     // layouts (the GPU uploads the luma only, wherever it lies in the frame).
     for case in &cases {
-        inputs.push((case.name.clone(), case.fixture(None, Some(1)), case.options.clone()));
+        inputs.push((case.name.clone(), case_fixture(case, None, Some(1)), case.options.clone()));
         if case.doc.get("derived").is_some() {
             for chroma in [Chroma::Yuv420, Chroma::Yuv422, Chroma::Yuv400] {
                 let what = format!("{} {chroma:?}", case.name);
-                inputs.push((what, case.fixture(Some(chroma), Some(1)), case.options.clone()));
+                inputs.push((what, case_fixture(case, Some(chroma), Some(1)), case.options.clone()));
             }
         }
     }

@@ -341,12 +341,17 @@ pub fn resolve_feature(
 }
 
 /// Why a number is not a valid value of `opt`: a fraction for a whole-number
-/// option, or outside libvmaf's `[min, max]`.
+/// option, or outside libvmaf's `[min, max]` (a double as libvmaf reads it,
+/// [`crate::features::options::libvmaf_double`]).
 fn out_of_range(value: &serde_json::Value, opt: &OptionSpec) -> Option<String> {
     let v = value.as_f64()?;
     if let Some(problem) = not_whole(value, opt) {
         return Some(problem);
     }
+    // A double option's number as libvmaf reads it (strtof, then %g), as
+    // the feature's own check does.
+    let whole = opt.default.is_i64() || opt.default.is_u64();
+    let v = if whole { v } else { crate::features::options::libvmaf_double(v) };
     match (opt.min, opt.max) {
         (Some(lo), _) if v < lo => Some(format!("is {value}, below its minimum {lo}")),
         (_, Some(hi)) if v > hi => Some(format!("is {value}, above its maximum {hi}")),

@@ -64,9 +64,32 @@ fn given<'a>(options: &'a Options, def: &OptionDef) -> Option<&'a Value> {
     options.get(def.name).or_else(|| def.alias.and_then(|a| options.get(a)))
 }
 
+/// The value libvmaf's extractor gets for the number `v` given to a double
+/// option. Options reach libvmaf as text through
+/// `vmaf_feature_dictionary_set` (dict.c; its CLI's `--feature` and
+/// ffmpeg's filter both use it), which stores a numeric value as `%g` of
+/// its `strtof`: rounded to a float, then to 6 significant digits. The
+/// option table then reads that text back (`atof`), checks the range on it,
+/// and the metric names print it. So `motion_fps_weight=4.1234567` scores
+/// with 4.12346, and `vif_enhn_gain_limit=100.0000001` is the default.
+/// (An int option's whole numbers within any table's range come through
+/// unchanged.) We round the double, where C rounds the decimal text: the
+/// two floats differ only for text within 2^-54 of halfway between floats.
+pub fn libvmaf_double(v: f64) -> f64 {
+    format_g(f64::from(v as f32)).parse().unwrap_or(v)
+}
+
+/// The number given for a double option as libvmaf reads it
+/// ([`libvmaf_double`]); other values as given.
+fn as_libvmaf(def: &OptionDef, value: &Value) -> Option<f64> {
+    let v = value.as_f64()?;
+    Some(if matches!(def.default, OptValue::Double(_)) { libvmaf_double(v) } else { v })
+}
+
 /// Checks every given option against the table: known (by name or alias,
 /// else the nearest name is suggested), of the option's type (a whole number
-/// for an int option), and inside its range.
+/// for an int option), and inside its range (a double as libvmaf reads it,
+/// [`libvmaf_double`]).
 pub fn check(feature: &str, options: &Options, defs: &[OptionDef]) -> Result<()> {
     for (key, value) in options {
         let Some(def) = find(defs, key) else {
@@ -86,7 +109,7 @@ pub fn check(feature: &str, options: &Options, defs: &[OptionDef]) -> Result<()>
         if !ok {
             bail!("{feature} option `{key}` must be like its default {}, got {value}", def.default.to_json());
         }
-        if let Some(v) = value.as_f64()
+        if let Some(v) = as_libvmaf(def, value)
             && (def.min.is_some_and(|lo| v < lo) || def.max.is_some_and(|hi| v > hi))
         {
             bail!(
@@ -123,11 +146,14 @@ pub fn get_int(options: &Options, defs: &[OptionDef], name: &str) -> Result<i64>
     }
 }
 
-/// A double option's value (given or default).
+/// A double option's value (given, as libvmaf reads it: [`libvmaf_double`];
+/// or the default).
 pub fn get_double(options: &Options, defs: &[OptionDef], name: &str) -> Result<f64> {
     let d = def(defs, name)?;
     match (given(options, d), d.default) {
-        (Some(v), _) => v.as_f64().ok_or_else(|| anyhow::anyhow!("option {name} must be a number, got {v}")),
+        (Some(v), _) => {
+            v.as_f64().map(libvmaf_double).ok_or_else(|| anyhow::anyhow!("option {name} must be a number, got {v}"))
+        }
         (None, OptValue::Double(x)) => Ok(x),
         (None, other) => bail!("option {name} is not a double option ({other:?})"),
     }
@@ -145,9 +171,10 @@ pub fn get_str(options: &Options, defs: &[OptionDef], name: &str) -> Result<Stri
 
 /// The name libvmaf prints for metric `base` under `options`
 /// (feature_name.c `vmaf_feature_name_from_options`): each feature
-/// parameter whose value differs from its default, in alphabetical order of
-/// the option names, appends `_{alias or name}` (bool) or
-/// `_{alias or name}_{value}` (int `%d`, double `%g`, string).
+/// parameter whose value (a double as libvmaf reads it, [`libvmaf_double`])
+/// differs from its default, in alphabetical order of the option names,
+/// appends `_{alias or name}` (bool) or `_{alias or name}_{value}` (int
+/// `%d`, double `%g`, string).
 pub fn metric_name(base: &str, options: &Options, defs: &[OptionDef]) -> String {
     let mut params: Vec<(&str, String)> = Vec::new();
     for d in defs.iter().filter(|d| d.feature_param) {
@@ -158,8 +185,8 @@ pub fn metric_name(base: &str, options: &Options, defs: &[OptionDef]) -> String 
             (OptValue::Int(def), v) if v.as_i64().is_some_and(|i| i != def) => {
                 Some(format!("_{key}_{}", v.as_i64().unwrap_or_default()))
             }
-            (OptValue::Double(def), v) if v.as_f64().is_some_and(|x| x != def) => {
-                Some(format!("_{key}_{}", format_g(v.as_f64().unwrap_or_default())))
+            (OptValue::Double(def), v) if v.as_f64().is_some_and(|x| libvmaf_double(x) != def) => {
+                Some(format!("_{key}_{}", format_g(libvmaf_double(v.as_f64().unwrap_or_default()))))
             }
             (OptValue::Str(def), Value::String(s)) if s != def => Some(format!("_{key}_{s}")),
             _ => None,
@@ -269,6 +296,32 @@ mod tests {
         // Alphabetical by option name: adm_csf_mode before vif_enhn_gain_limit.
         let o = opts(json!({"egl": 1.0, "adm_csf_mode": 3}));
         assert_eq!(metric_name("x", &o, DEFS), "x_csf_3_egl_1");
+    }
+
+    #[test]
+    fn doubles_are_read_as_libvmaf_reads_them() {
+        // strtof, then %g (dict.c vmaf_feature_dictionary_set).
+        for (given, read) in [
+            (4.1234567, 4.12346),
+            (3.7113402, 3.71134),
+            (100.0000001, 100.0),
+            (0.9999999, 1.0),
+            (0.1, 0.1),
+            (1e-5, 1e-5),
+            (1234567.0, 1.23457e6),
+            (0.0, 0.0),
+        ] {
+            assert_eq!(libvmaf_double(given), read, "{given}");
+        }
+        let o = opts(json!({"vif_enhn_gain_limit": 4.1234567}));
+        assert_eq!(get_double(&o, DEFS, "vif_enhn_gain_limit").unwrap(), 4.12346);
+        assert_eq!(metric_name("x", &o, DEFS), "x_egl_4.12346");
+        // Read as 100 and 1: the default (no suffix) and the minimum.
+        let o = opts(json!({"vif_enhn_gain_limit": 100.0000001}));
+        assert!(check("vif", &o, DEFS).is_ok());
+        assert_eq!(metric_name("x", &o, DEFS), "x");
+        assert!(check("vif", &opts(json!({"egl": 0.9999999})), DEFS).is_ok());
+        assert!(check("vif", &opts(json!({"egl": 0.99999})), DEFS).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use super::picture::{float_peak, float_plane_into, scaler};
 use super::sums::float_sums_are_exact;
 use super::{Extractor, FeatureImpl, Options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
-use crate::fixture::{Frame, Geometry, PlaneRef};
+use crate::fixture::{Chroma, Frame, Geometry, PlaneRef};
 use crate::scores::Scores;
 use anyhow::Result;
 
@@ -22,8 +22,7 @@ pub static PSNR: FeatureImpl = FeatureImpl {
     }),
     kernels: &[&PSNR_SSE],
     temporal: false,
-    // PSNR_NAMES after psnr_y.
-    chroma_metrics: PSNR_NAMES.split_at(1).1,
+    chroma_metrics: PSNR_CHROMA_METRICS,
     refuses: super::takes_any_geometry,
 };
 
@@ -50,13 +49,48 @@ pub static FLOAT_PSNR: FeatureImpl = FeatureImpl {
 };
 
 const PSNR_NAMES: [&str; 3] = ["psnr_y", "psnr_cb", "psnr_cr"];
-/// integer_psnr.c's options this port takes.
-static PSNR_OPTIONS: &[OptionDef] = &[OptionDef::flag("enable_chroma", true)];
+const MSE_NAMES: [&str; 3] = ["mse_y", "mse_cb", "mse_cr"];
+
+/// integer_psnr.c's option table, in its order.
+static PSNR_OPTIONS: &[OptionDef] = &[
+    OptionDef::flag("enable_chroma", true),
+    OptionDef::flag("enable_mse", false),
+    OptionDef::flag("enable_apsnr", false),
+    OptionDef::flag("reduced_hbd_peak", false),
+    OptionDef {
+        name: "min_sse",
+        alias: None,
+        default: options::OptValue::Double(0.0),
+        min: Some(0.0),
+        max: Some(f64::MAX),
+        feature_param: false,
+    },
+];
+
+/// The chroma planes' metrics (none on 4:0:0).
+static PSNR_CHROMA_METRICS: &[&str] = &["psnr_cb", "psnr_cr", "mse_cb", "mse_cr"];
+
+/// The checked options; `enable_apsnr` is refused: libvmaf prints APSNR
+/// once per clip, under `aggregate_metrics` (integer_psnr.c `flush`), and
+/// ulpgate's scores are per frame.
+fn psnr_options(options: &Options) -> Result<(bool, bool)> {
+    options::check("psnr", options, PSNR_OPTIONS)?;
+    if options::get_bool(options, PSNR_OPTIONS, "enable_apsnr")? {
+        anyhow::bail!(
+            "psnr option `enable_apsnr`: libvmaf prints APSNR (apsnr_y, apsnr_cb, apsnr_cr) once for the \
+             whole clip, under aggregate_metrics, not per frame; ulpgate compares per-frame scores and \
+             does not compute it (false is accepted)"
+        );
+    }
+    let chroma = options::get_bool(options, PSNR_OPTIONS, "enable_chroma")?;
+    Ok((chroma, options::get_bool(options, PSNR_OPTIONS, "enable_mse")?))
+}
 
 fn psnr_metrics(options: &Options) -> Result<Vec<String>> {
-    options::check("psnr", options, PSNR_OPTIONS)?;
-    let planes = if options::get_bool(options, PSNR_OPTIONS, "enable_chroma")? { 3 } else { 1 };
-    Ok(PSNR_NAMES[..planes].iter().map(|s| s.to_string()).collect())
+    let (chroma, mse) = psnr_options(options)?;
+    let planes = if chroma { 3 } else { 1 };
+    let mse_names = if mse { &MSE_NAMES[..planes] } else { &[] };
+    Ok(PSNR_NAMES[..planes].iter().chain(mse_names).map(|s| s.to_string()).collect())
 }
 
 /// The per-plane constants of integer PSNR (integer_psnr.c `init`).
@@ -64,31 +98,55 @@ fn psnr_metrics(options: &Options) -> Result<Vec<String>> {
 pub struct PsnrParams {
     pub planes: usize,
     pub peak: u32,
-    pub psnr_max: f64,
+    /// Each plane's largest score.
+    pub psnr_max: [f64; 3],
+    /// Also record each plane's MSE (`enable_mse`).
+    pub mse: bool,
 }
 
 impl PsnrParams {
     pub fn new(geometry: &Geometry, options: &Options) -> Result<Self> {
-        options::check("psnr", options, PSNR_OPTIONS)?;
-        let chroma = options::get_bool(options, PSNR_OPTIONS, "enable_chroma")? && geometry.planes() == 3;
-        Ok(PsnrParams {
-            planes: if chroma { 3 } else { 1 },
-            peak: geometry.max_value(),
-            // min_sse = 0 (the default): psnr_max = 6 * bpc + 12.
-            psnr_max: f64::from(6 * u32::from(geometry.bit_depth) + 12),
-        })
+        let (chroma, mse) = psnr_options(options)?;
+        let bpc = u32::from(geometry.bit_depth);
+        // `255 * 1 << (bpc - 8)`: the 8-bit peak scaled up, or 2^bpc - 1.
+        let peak = if options::get_bool(options, PSNR_OPTIONS, "reduced_hbd_peak")? {
+            255 << (bpc - 8)
+        } else {
+            geometry.max_value()
+        };
+        let min_sse = options::get_double(options, PSNR_OPTIONS, "min_sse")?;
+        let (w, h) = (geometry.width, geometry.height);
+        let psnr_max = std::array::from_fn(|i| {
+            if min_sse == 0.0 {
+                return f64::from(6 * bpc + 12);
+            }
+            // init's plane sizes: the luma's halved (rounded down) where
+            // libvmaf's pixel format subsamples, whatever the plane's own
+            // size; the peak squared in 32 bits, as C's uint32_t.
+            let ss_hor = geometry.chroma != Chroma::Yuv444;
+            let ss_ver = geometry.chroma == Chroma::Yuv420;
+            let pw = if i > 0 && ss_hor { w / 2 } else { w };
+            let ph = if i > 0 && ss_ver { h / 2 } else { h };
+            let mse = min_sse / f64::from(pw * ph);
+            (10.0 * (f64::from(peak.wrapping_mul(peak)) / mse).log10()).ceil()
+        });
+        Ok(PsnrParams { planes: if chroma && geometry.planes() == 3 { 3 } else { 1 }, peak, psnr_max, mse })
     }
 
-    /// PSNR in dB from a plane's sum of squared errors.
-    pub fn psnr(&self, sse: u64, samples: usize) -> f64 {
+    /// PSNR in dB of plane `p` from its sum of squared errors, and its MSE.
+    pub fn psnr(&self, p: usize, sse: u64, samples: usize) -> (f64, f64) {
         let mse = sse as f64 / samples as f64;
         let peak_sq = f64::from(self.peak * self.peak);
-        (10.0 * (peak_sq / mse.max(1e-16)).log10()).min(self.psnr_max)
+        ((10.0 * (peak_sq / mse.max(1e-16)).log10()).min(self.psnr_max[p]), mse)
     }
 
     pub fn record(&self, sse: &[u64], geometry: &Geometry, index: usize, out: &mut Scores) {
         for p in 0..self.planes {
-            out.record(PSNR_NAMES[p], index, self.psnr(sse[p], geometry.plane_samples(p)));
+            let (psnr, mse) = self.psnr(p, sse[p], geometry.plane_samples(p));
+            out.record(PSNR_NAMES[p], index, psnr);
+            if self.mse {
+                out.record(MSE_NAMES[p], index, mse);
+            }
         }
     }
 }
@@ -320,9 +378,9 @@ mod tests {
 
     #[test]
     fn psnr_matches_the_closed_form() {
-        let p = PsnrParams { planes: 1, peak: 255, psnr_max: 60.0 };
+        let p = PsnrParams { planes: 1, peak: 255, psnr_max: [60.0; 3], mse: false };
         // mse = 1 → 10 log10(255²)
-        assert!((p.psnr(100, 100) - 48.130_803_608_679_1).abs() < 1e-12);
+        assert!((p.psnr(0, 100, 100).0 - 48.130_803_608_679_1).abs() < 1e-12);
     }
 
     #[test]

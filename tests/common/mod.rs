@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+pub mod recordings;
+
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 
