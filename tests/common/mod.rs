@@ -215,11 +215,24 @@ pub fn assert_bit_exact_with_env(
     value: &str,
     kernels: &[&str],
 ) {
+    assert_bit_exact_with_env_at(features, (97, 61), bit_depth, chroma, (var, value), kernels);
+}
+
+/// [`assert_bit_exact_with_env`] with a synthetic fixture of `size`;
+/// returns the run's standard error (its trace) for further checks.
+pub fn assert_bit_exact_with_env_at(
+    features: &str,
+    (width, height): (u32, u32),
+    bit_depth: u8,
+    chroma: &str,
+    (var, value): (&str, &str),
+    kernels: &[&str],
+) -> String {
     let dir = tempfile::tempdir().unwrap();
     let gate = format!(
         "{HEADER}features: {features}\nbackends:\n  cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  \
          opencl: {{required: true}}\npairs: [[cpu, vulkan], [cpu, opencl]]\nfixtures:\n{FX_8BIT}  - name: s\n    \
-         synthetic: {{width: 97, height: 61, frames: 2, bit_depth: {bit_depth}, chroma: \"{chroma}\", seed: 9}}\n"
+         synthetic: {{width: {width}, height: {height}, frames: 2, bit_depth: {bit_depth}, chroma: \"{chroma}\", seed: 9}}\n"
     );
     let path = write(dir.path(), "g.yaml", &gate);
     let json = dir.path().join("r.json");
@@ -233,12 +246,13 @@ pub fn assert_bit_exact_with_env(
         .output()
         .unwrap();
     let what = format!("{features} with {var}={value}");
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert_eq!(out.status.code(), Some(0), "{what}: {stderr}");
     assert_switch_took_effect(&stderr, var, value, kernels, &["opencl", "vulkan"]);
     let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let cells = report["cells"].as_array().unwrap();
-    let count = features.split(',').count();
+    let listed: serde_yaml::Value = serde_yaml::from_str(&format!("f: {features}")).expect("a YAML list");
+    let count = listed["f"].as_sequence().expect("a YAML list").len();
     assert_eq!(cells.len(), count * 2 * 2, "{what}: features x 2 pairs x 2 fixtures");
     for c in cells {
         assert_eq!(c["status"], "OK", "{what}: {c}");
@@ -247,6 +261,7 @@ pub fn assert_bit_exact_with_env(
             assert_eq!(diff.as_f64(), Some(0.0), "{what}: {}: {metric} differs by {diff}", c["id"]);
         }
     }
+    stderr
 }
 
 /// Runs `side` on `gpu` behind a kernel counter and panics unless at least
