@@ -53,51 +53,49 @@ fn generated_block(source: &str) -> &str {
     &source[start..end]
 }
 
+/// The constants of `source`'s generated block, every line between the
+/// markers `prefix` and a constant that `parse` reads.
+fn block_constants(source: &str, prefix: &str, parse: fn(&str) -> (String, Value)) -> BTreeMap<String, Value> {
+    let block = generated_block(source);
+    let lines: Vec<&str> = block.lines().filter_map(|l| l.strip_prefix(prefix)).collect();
+    // The marker lines' own text is the block's first and last line.
+    assert_eq!(lines.len(), block.lines().count() - 2, "only `{prefix}` lines between the markers");
+    lines.into_iter().map(parse).collect()
+}
+
 /// The OpenCL block: `#define NAME LITERAL` (an `f` suffix an f32, `u`
 /// or `UL` an integer, none an f64).
 fn opencl_constants() -> BTreeMap<String, Value> {
-    let block = generated_block(OPENCL);
-    let defines: Vec<&str> = block.lines().filter_map(|l| l.strip_prefix("#define ")).collect();
-    assert_eq!(defines.len(), block.lines().count() - 2, "only #defines between the markers");
-    defines
-        .into_iter()
-        .map(|d| {
-            let (name, value) = d.split_once(' ').expect("#define NAME VALUE");
-            let value = if let Some(v) = value.strip_suffix("UL") {
-                literal("u64", v)
-            } else if let Some(v) = value.strip_suffix('u') {
-                literal("u32", v)
-            } else if let Some(v) = value.strip_suffix('f') {
-                literal("f32", v)
-            } else {
-                literal("f64", value)
-            };
-            (name.to_string(), value)
-        })
-        .collect()
+    block_constants(OPENCL, "#define ", |d| {
+        let (name, value) = d.split_once(' ').expect("#define NAME VALUE");
+        let value = if let Some(v) = value.strip_suffix("UL") {
+            literal("u64", v)
+        } else if let Some(v) = value.strip_suffix('u') {
+            literal("u32", v)
+        } else if let Some(v) = value.strip_suffix('f') {
+            literal("f32", v)
+        } else {
+            literal("f64", value)
+        };
+        (name.to_string(), value)
+    })
 }
 
 /// The WGSL block: `const NAME: TYPE = LITERAL<suffix>;`.
 fn wgsl_constants() -> BTreeMap<String, Value> {
-    let block = generated_block(WGSL);
-    let consts: Vec<&str> = block.lines().filter_map(|l| l.strip_prefix("const ")).collect();
-    assert_eq!(consts.len(), block.lines().count() - 2, "only constants between the markers");
-    consts
-        .into_iter()
-        .map(|c| {
-            let (name, rest) = c.split_once(": ").expect("const NAME: TYPE");
-            let (ty, value) = rest.strip_suffix(';').and_then(|r| r.split_once(" = ")).expect("TYPE = VALUE;");
-            let (ty, suffix): (&'static str, &str) = match ty {
-                "f64" => ("f64", "lf"),
-                "f32" => ("f32", "f"),
-                "u64" => ("u64", "lu"),
-                "u32" => ("u32", "u"),
-                other => panic!("{name}: type {other}"),
-            };
-            let value = value.strip_suffix(suffix).unwrap_or_else(|| panic!("{name}: {value} without {suffix}"));
-            (name.to_string(), literal(ty, value))
-        })
-        .collect()
+    block_constants(WGSL, "const ", |c| {
+        let (name, rest) = c.split_once(": ").expect("const NAME: TYPE");
+        let (ty, value) = rest.strip_suffix(';').and_then(|r| r.split_once(" = ")).expect("TYPE = VALUE;");
+        let (ty, suffix): (&'static str, &str) = match ty {
+            "f64" => ("f64", "lf"),
+            "f32" => ("f32", "f"),
+            "u64" => ("u64", "lu"),
+            "u32" => ("u32", "u"),
+            other => panic!("{name}: type {other}"),
+        };
+        let value = value.strip_suffix(suffix).unwrap_or_else(|| panic!("{name}: {value} without {suffix}"));
+        (name.to_string(), literal(ty, value))
+    })
 }
 
 /// This file's scalar constants: `pub const NAME: TYPE = f64::from_bits(..)`,
