@@ -314,3 +314,58 @@ fn psnr_on_luma_only_input_expects_luma_only() {
         assert_eq!(cell["per_metric_max_abs_diff"], serde_json::json!({"psnr_y": 0.0}), "{cell}");
     }
 }
+
+/// float_psnr and float_moment square in float (psnr.c, moment.c): at 16
+/// bits a square of 2^24 or more rounds to f32, and the kernels round it
+/// the same way. A heavily distorted 16-bit pair (differences far past
+/// 4096), with psnr's options besides, on lavapipe and PoCL (required):
+/// every metric bit for bit, and the pair does round (the CPU's float_psnr
+/// differs from the exact-square one).
+#[test]
+fn sixteen_bit_squares_round_as_libvmaf_rounds_them_on_both_drivers() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = write(
+        dir.path(),
+        "g.yaml",
+        &format!(
+            "{HEADER}features:\n  - float_psnr\n  - float_moment\n  - {{name: psnr, options: {{enable_mse: true, min_sse: 0.5, reduced_hbd_peak: true}}}}\n\
+             backends: {{cpu: {{}}, opencl: {{required: true}}, vulkan: {{required: true, device: llvmpipe}}}}\n\
+             pairs: [[cpu, opencl], [cpu, vulkan]]\nfixtures:\n  - name: loud\n    \
+             synthetic: {{width: 61, height: 37, frames: 2, bit_depth: 16, chroma: \"420\", seed: 5, \
+             distortion: {{blur: 2, quantize: 64, noise: 100.0}}}}\n"
+        ),
+    );
+    let json = dir.path().join("r.json");
+    let out = ulpgate().arg("run").arg(&gate).arg("--json-out").arg(&json).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let cells = report["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 6, "3 features x 2 pairs");
+    for cell in cells {
+        assert_eq!(cell["status"], "OK", "{cell}");
+        assert_eq!(cell["device_b"]["kind"], "gpu", "{cell}");
+        for (metric, diff) in cell["per_metric_max_abs_diff"].as_object().unwrap() {
+            assert_eq!(diff.as_f64(), Some(0.0), "{}: {metric}", cell["id"]);
+        }
+    }
+    // The content does round: the sum of exact squares scores otherwise.
+    use ulpgate::features::{self, Options, run_extractor};
+    let spec: ulpgate::fixture::SyntheticSpec = serde_yaml::from_str(
+        "{width: 61, height: 37, frames: 2, bit_depth: 16, chroma: \"420\", seed: 5, \
+         distortion: {blur: 2, quantize: 64, noise: 100.0}}",
+    )
+    .unwrap();
+    let src = |distorted| ulpgate::fixture::FrameSource::Synthetic { spec: spec.clone(), distorted };
+    let fx = ulpgate::fixture::LoadedFixture::load(&src(false), &src(true), None).unwrap();
+    let imp = features::find("float_psnr").unwrap();
+    let cpu = run_extractor((imp.cpu)(&fx.geometry, &Options::new()).unwrap(), &fx, &|| {}).unwrap();
+    let s = f64::from(ulpgate::features::picture::scaler(16));
+    for (i, (r, d)) in fx.reference.iter().zip(&fx.distorted).enumerate() {
+        let (r, d) = (r.plane_u16(0), d.plane_u16(0));
+        // Exact in f64: under 2^53.
+        let sse: u64 = r.iter().zip(&d).map(|(&a, &b)| u64::from(a.abs_diff(b)).pow(2)).sum();
+        let exact = features::psnr::float_psnr_score(sse as f64 / (s * s), r.len(), 16);
+        let rounded = cpu.get("float_psnr").unwrap()[i];
+        assert!(rounded != exact && (rounded - exact).abs() < 1e-6, "frame {i}: {rounded} vs exact {exact}");
+    }
+}
