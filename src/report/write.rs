@@ -16,10 +16,19 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use tempfile::NamedTempFile;
 
+/// One output written to a temporary file, waiting for [`Staged::commit`].
+struct StagedFile {
+    tmp: NamedTempFile,
+    /// The file it replaces (a link followed).
+    file: PathBuf,
+    /// That file's [`identity`], which two spellings of one path share.
+    identity: PathBuf,
+    /// The path as given, for messages.
+    given: PathBuf,
+}
+
 pub struct Staged {
-    /// (temporary file, the file it replaces, that file's [`identity`], the
-    /// path as given).
-    files: Vec<(NamedTempFile, PathBuf, PathBuf, PathBuf)>,
+    files: Vec<StagedFile>,
     /// Targets written in place at [`Staged::commit`]: (path as given, contents).
     in_place: Vec<(PathBuf, Vec<u8>)>,
 }
@@ -39,8 +48,8 @@ impl Staged {
             Destination::Replace { file, existing } => {
                 let mut tmp = temporary_beside(path, &file)?;
                 let same = identity(&file);
-                if let Some((.., first)) = self.files.iter().find(|(_, _, f, _)| *f == same) {
-                    bail!("cannot write {} and {}: they are the same file", first.display(), path.display());
+                if let Some(first) = self.files.iter().find(|f| f.identity == same) {
+                    bail!("cannot write {} and {}: they are the same file", first.given.display(), path.display());
                 }
                 if let Some(permissions) = existing {
                     // The temporary file's own mode is 0600: the replaced file keeps its mode.
@@ -51,7 +60,7 @@ impl Staged {
                 tmp.write_all(contents)
                     .and_then(|_| tmp.flush())
                     .with_context(|| format!("cannot write {}", path.display()))?;
-                self.files.push((tmp, file, same, path.to_path_buf()));
+                self.files.push(StagedFile { tmp, file, identity: same, given: path.to_path_buf() });
             }
         }
         Ok(())
@@ -60,8 +69,8 @@ impl Staged {
     /// Renames every staged file into place, then writes the targets that
     /// are written in place.
     pub fn commit(self) -> Result<()> {
-        for (tmp, path, ..) in self.files {
-            tmp.persist(&path).with_context(|| format!("cannot write {}", path.display()))?;
+        for StagedFile { tmp, file, .. } in self.files {
+            tmp.persist(&file).with_context(|| format!("cannot write {}", file.display()))?;
         }
         for (path, contents) in self.in_place {
             File::options()
