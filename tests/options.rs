@@ -87,6 +87,7 @@ fn check_folder(folder: &str, exact: bool) -> (usize, usize) {
         } else {
             for (name, want) in rec.recorded.metrics() {
                 let got = ours.get(name).unwrap_or_else(|| panic!("{what}: no {name}"));
+                assert_eq!(got.len(), want.len(), "{what} {name}: frames");
                 for (i, (w, g)) in want.iter().zip(got).enumerate() {
                     let ok = if w.is_finite() { (w - g).abs() <= abs + rel * w.abs() } else { !g.is_finite() };
                     assert!(ok, "{what} {name} frame {i}: libvmaf {w}, ours {g} (another rcpss table)");
@@ -245,14 +246,16 @@ fn gpus_match_the_cpu_under_every_recorded_option() {
     for &(folder, _) in FOLDERS {
         for rec in recordings(folder) {
             let imp = features::find(&rec.feature).unwrap();
-            let Some(make) = imp.gpu else { continue };
+            let make = imp.gpu.unwrap_or_else(|| panic!("{} has no GPU pipeline", rec.feature));
             let fixture = rec.raw_fixture(Some(rec.frames()));
             let cpu = run_extractor((imp.cpu)(&fixture.geometry, &rec.options).unwrap(), &fixture, &|| {}).unwrap();
             for (backend, gpu) in &gpus {
                 let what = format!("{} on {backend}", rec.what());
-                let ext =
-                    make(gpu.clone(), &fixture.geometry, &rec.options).unwrap_or_else(|e| panic!("{what}: {e:#}"));
-                let out = run_extractor(ext, &fixture, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                // Behind a kernel counter: the GPU side ran there.
+                let out = common::on_gpu(gpu, fixture.frames(), &what, |gpu| {
+                    let ext = make(gpu, &fixture.geometry, &rec.options).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                    run_extractor(ext, &fixture, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
+                });
                 for (name, want) in cpu.metrics() {
                     let got = out.get(name).unwrap_or_else(|| panic!("{what}: no {name}"));
                     let same = want.len() == got.len() && want.iter().zip(got).all(|(a, b)| a.to_bits() == b.to_bits());
