@@ -3,6 +3,7 @@
 //! writing.
 
 pub mod annotations;
+pub mod grouping;
 pub mod junit;
 pub mod merge;
 pub mod model;

@@ -1,6 +1,7 @@
 //! Markdown through minijinja templates (`templates/`, embedded in the
 //! binary; `--template` renders with another file).
 
+use super::grouping;
 use super::model::{Cell, Report, Status};
 use crate::backend::DeviceInfo;
 use anyhow::{Context, Result};
@@ -49,6 +50,7 @@ fn environment_with(keep_trailing_newline: bool) -> Environment<'static> {
     env.add_filter("chart", chart);
     env.add_filter("offsets_of", offsets_of);
     env.add_filter("plural", |n: usize, noun: String| super::plural(n, &noun));
+    env.add_filter("device", device);
     env
 }
 
@@ -86,23 +88,24 @@ pub fn render_within(report: &Report, template: &str, max_chars: usize) -> Resul
     let tmpl = env.get_template("report")?;
     let problems: Vec<&Cell> =
         report.cells.iter().filter(|c| matches!(c.status, Status::Fail | Status::Error)).collect();
-    let order = drop_order(&problems);
+    let rows = problem_rows(&problems);
+    let order = drop_order(&rows);
     // Converted once: every attempt below renders the same values.
     let report_value = Value::from(Serde(report));
     let cell_values: Vec<Value> = report.cells.iter().map(|c| Value::from(Serde(c))).collect();
     let problem_values: Vec<Value> = problems.iter().map(|c| Value::from(Serde(c))).collect();
+    let row_values: Vec<Value> = rows.iter().map(|r| Value::from(Serde(r))).collect();
     let devices = Value::from(Serde(devices(report)));
     let calibrated = report.cells.iter().any(|c| c.calibrated.is_some());
+    // The rows with a detail block: a row of several ERROR cells has none,
+    // its note is the row.
+    let with_details: Vec<usize> = (0..rows.len()).filter(|&i| rows[i].grouped.is_none()).collect();
     let attempt = |shown: Shown| -> Result<String> {
         let dropped = &order[..shown.details_dropped];
-        let details: Vec<Value> =
-            (0..problems.len()).filter(|i| !dropped.contains(i)).map(|i| problem_values[i].clone()).collect();
+        let kept = || with_details.iter().copied().filter(|i| !dropped.contains(i));
+        let details: Vec<Value> = kept().map(|i| row_values[i].clone()).collect();
         let charted = |range: std::ops::Range<usize>| {
-            (0..problems.len())
-                .filter(|i| !dropped.contains(i))
-                .enumerate()
-                .filter(|(k, i)| range.contains(k) && problems[*i].worst_series.is_some())
-                .count()
+            kept().enumerate().filter(|(k, i)| range.contains(k) && rows[*i].cell.worst_series.is_some()).count()
         };
         let out = tmpl
             .render(context! {
@@ -112,8 +115,8 @@ pub fn render_within(report: &Report, template: &str, max_chars: usize) -> Resul
                 marker => MARKER,
                 calibrated => calibrated,
                 max_chars => max_chars,
-                problem_rows => Value::from(problem_values[..shown.problem_rows].to_vec()),
-                problem_rows_left_out => problems.len() - shown.problem_rows,
+                problem_rows => Value::from(row_values[..shown.problem_rows].to_vec()),
+                problem_rows_left_out => rows.len() - shown.problem_rows,
                 details => Value::from(details),
                 details_left_out => shown.details_dropped,
                 charts => shown.charts,
@@ -125,23 +128,26 @@ pub fn render_within(report: &Report, template: &str, max_chars: usize) -> Resul
         Ok(out)
     };
     let fits = |s: &str| md_len(s) <= max_chars;
-    let mut shown =
-        Shown { cells: report.cells.len(), problem_rows: problems.len(), details_dropped: 0, charts: problems.len() };
+    let (p, d) = (rows.len(), order.len());
+    let mut shown = Shown { cells: report.cells.len(), problem_rows: p, details_dropped: 0, charts: d };
     let mut out = attempt(shown)?;
     if fits(&out) {
         return Ok(out);
     }
     // Each step shrinks one thing as little as fits, or to nothing before
     // the next step starts: output grows with each of them.
-    let p = problems.len();
     for step in 0..4 {
-        let max = if step == 0 { report.cells.len() } else { p };
+        let max = match step {
+            0 => report.cells.len(),
+            3 => p,
+            _ => d,
+        };
         let at = |k: usize| {
             let mut s = shown;
             match step {
                 0 => s.cells = k,
                 1 => s.charts = k,
-                2 => s.details_dropped = p - k,
+                2 => s.details_dropped = d - k,
                 _ => s.problem_rows = k,
             }
             s
@@ -168,12 +174,56 @@ pub fn render_within(report: &Report, template: &str, max_chars: usize) -> Resul
     Ok(cut(&out, max_chars))
 }
 
-/// The order detail blocks are left out in: ERROR cells' first (their note,
-/// which is most of the block, is in the FAIL/ERROR table already), then
-/// FAIL cells', each from the last up, so the first problems keep theirs.
-fn drop_order(problems: &[&Cell]) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..problems.len()).rev().collect();
-    order.sort_by_key(|&i| problems[i].status != Status::Error);
+/// A row of the FAIL/ERROR table: a FAIL cell alone; ERROR cells that
+/// share a note together (a missing driver ERRORs every cell of its
+/// backend with one reason), in the place of the first.
+#[derive(serde::Serialize)]
+struct ProblemRow<'a> {
+    /// The row's first cell: a template reads it as a cell.
+    #[serde(flatten)]
+    cell: &'a Cell,
+    /// What the row covers, when it is more than one cell.
+    grouped: Option<Grouped>,
+}
+
+#[derive(serde::Serialize)]
+struct Grouped {
+    cells: usize,
+    pairs: String,
+    features: String,
+    fixtures: String,
+    /// `cpu vs vulkan; psnr, float_psnr; 5 fixtures`.
+    scope: String,
+}
+
+fn problem_rows<'a>(problems: &[&'a Cell]) -> Vec<ProblemRow<'a>> {
+    let errors = grouping::by_note(problems.iter().copied().filter(|c| c.status == Status::Error));
+    problems
+        .iter()
+        .filter_map(|&c| {
+            if c.status != Status::Error {
+                return Some(ProblemRow { cell: c, grouped: None });
+            }
+            let group = errors.iter().find(|g| std::ptr::eq(g[0], c))?;
+            let grouped = (group.len() > 1).then(|| Grouped {
+                cells: group.len(),
+                pairs: grouping::pairs(group),
+                features: grouping::features(group),
+                fixtures: grouping::fixtures(group),
+                scope: grouping::scope(group),
+            });
+            Some(ProblemRow { cell: c, grouped })
+        })
+        .collect()
+}
+
+/// The order detail blocks are left out in, as indices of `rows`: ERROR
+/// cells' first (their note, which is most of the block, is in the
+/// FAIL/ERROR table already), then FAIL cells', each from the last up, so
+/// the first problems keep theirs. Rows without a block are not in it.
+fn drop_order(rows: &[ProblemRow]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..rows.len()).rev().filter(|&i| rows[i].grouped.is_none()).collect();
+    order.sort_by_key(|&i| rows[i].cell.status != Status::Error);
     order
 }
 
@@ -247,6 +297,25 @@ fn devices(report: &Report) -> Vec<&DeviceInfo> {
         }
     }
     out
+}
+
+/// A device for the footer: its name, arch_id and driver, e.g. `llvmpipe
+/// (LLVM 15.0.6, 256 bits) (`vulkan:0x10005:0x0000`; llvmpipe Mesa 22.3.6
+/// (LLVM 15.0.6), version 0.0.1)`. The version is left out where the
+/// driver's name already says it.
+fn device(d: Value) -> Result<String, minijinja::Error> {
+    let field = |name: &str| -> Result<Option<String>, minijinja::Error> {
+        let v = d.get_attr(name)?;
+        Ok(if v.is_none() || v.is_undefined() { None } else { Some(v.to_string()) })
+    };
+    let (name, arch_id) = (field("name")?.unwrap_or_default(), field("arch_id")?.unwrap_or_default());
+    let driver = match (field("driver")?, field("driver_version")?) {
+        (Some(driver), Some(version)) if !driver.contains(&version) => format!("; {driver}, version {version}"),
+        (Some(driver), _) => format!("; {driver}"),
+        (None, Some(version)) => format!("; driver {version}"),
+        (None, None) => String::new(),
+    };
+    Ok(format!("{name} (`{arch_id}`{driver})"))
 }
 
 fn icon(status: String) -> &'static str {
@@ -497,7 +566,8 @@ mod tests {
     use crate::report::plural;
     use crate::report::samples::{cell, report};
 
-    /// `ok` OK cells, then `fail` FAIL and `error` ERROR cells in turn.
+    /// `ok` OK cells, then `fail` FAIL and `error` ERROR cells in turn, each
+    /// ERROR for a reason of its own.
     fn mixed(ok: usize, fail: usize, error: usize) -> Report {
         let mut cells: Vec<Cell> = (0..ok).map(|i| cell(i, "psnr", Status::Ok, "")).collect();
         for i in 0..fail.max(error) {
@@ -505,7 +575,7 @@ mod tests {
                 cells.push(cell(ok + 2 * i, "vif", Status::Fail, "vif_y: 1 of 12 frames mismatch"));
             }
             if i < error {
-                cells.push(cell(ok + 2 * i + 1, "adm", Status::Error, "vulkan unavailable: no loader"));
+                cells.push(cell(ok + 2 * i + 1, "adm", Status::Error, &format!("a kernel failed to build ({i})")));
             }
         }
         report(cells)
@@ -624,7 +694,7 @@ mod tests {
                 let said = if rows == 0 {
                     "*The table of 12 FAIL/ERROR cells is left out".to_string()
                 } else {
-                    format!("*… and {} more FAIL/ERROR", 12 - rows)
+                    format!("*… and {} more FAIL/ERROR row", 12 - rows)
                 };
                 assert!(cut_short || md.contains(&said), "{md}");
             }
@@ -669,10 +739,67 @@ mod tests {
                 env!("CARGO_PKG_VERSION")
             )
         );
+        // The driver by name, its version where the name does not say it.
+        let mut lavapipe = DeviceInfo::named("vulkan", DeviceKind::Gpu, "llvmpipe", "vulkan:0x10005:0x0000");
+        lavapipe.driver = Some("llvmpipe Mesa 22.3.6 (LLVM 15.0.6)".into());
+        lavapipe.driver_version = Some("0.0.1".into());
+        let mut nvidia = DeviceInfo::named("opencl", DeviceKind::Gpu, "NVIDIA H200", "opencl:0x10de:580.95.05");
+        nvidia.driver = Some("NVIDIA CUDA 580.95.05".into());
+        nvidia.driver_version = Some("580.95.05".into());
+        let mut one = cell(0, "psnr", Status::Ok, "");
+        one.backend_b = "opencl".into();
+        (one.device_a, one.device_b) = (Some(lavapipe), Some(nvidia));
+        let md = render(&report(vec![one]), PR_COMMENT).unwrap();
+        assert!(
+            md.contains(
+                "Devices: vulkan = llvmpipe (`vulkan:0x10005:0x0000`; llvmpipe Mesa 22.3.6 (LLVM 15.0.6), version \
+                 0.0.1); opencl = NVIDIA H200 (`opencl:0x10de:580.95.05`; NVIDIA CUDA 580.95.05)."
+            ),
+            "{md}"
+        );
         // An empty shard.
         let md = render(&report(Vec::new()), PR_COMMENT).unwrap();
         assert!(md.ends_with(&format!("<sub>No device ran. ulpgate {}.</sub>\n", env!("CARGO_PKG_VERSION"))), "{md}");
         assert!(md.contains("0 cells: **0 OK**"), "{md}");
+    }
+
+    /// A missing driver ERRORs every cell of its backend with one reason:
+    /// one row says it, with what it covers, and no detail block repeats
+    /// it; ERROR cells with a reason of their own keep theirs.
+    #[test]
+    fn error_cells_that_share_a_note_are_one_row() {
+        const LOADER: &str = "vulkan unavailable: no loader";
+        let mut cells = vec![cell(0, "psnr", Status::Ok, "")];
+        for (i, feature) in ["psnr", "psnr", "float_psnr", "adm", "vif"].into_iter().enumerate() {
+            cells.push(cell(i + 1, feature, Status::Error, LOADER));
+        }
+        cells.push(cell(6, "ssim", Status::Error, "a kernel failed to build"));
+        cells.push(cell(7, "vif", Status::Fail, "vif_y: 1 of 12 frames mismatch"));
+        let r = report(cells);
+        let md = render(&r, PR_COMMENT).unwrap();
+        assert_well_formed(&md, MD_MAX_CHARS);
+        // The FAIL/ERROR table, before the table of all cells.
+        let problems = &md[..md.find("<summary>All 8 cells").unwrap()];
+        let rows: Vec<&str> = problems.lines().filter(|l| l.starts_with("| ❌") || l.starts_with("| ⛔")).collect();
+        assert_eq!(
+            rows,
+            [
+                format!("| ⛔ ERROR (5) | 4 features | cpu vs vulkan | 5 fixtures | — | — | {LOADER} |"),
+                "| ⛔ ERROR | `ssim` | cpu vs vulkan | clip_6 | — | 1.00e-5 | a kernel failed to build |".into(),
+                "| ❌ FAIL | `vif` | cpu vs vulkan | clip_7 | 3.00e-5 | 1.00e-5 | vif_y: 1 of 12 frames mismatch |"
+                    .into(),
+            ],
+            "{md}"
+        );
+        assert_eq!(md.matches(LOADER).count(), 1, "{md}");
+        assert_eq!(md.matches("<summary>⛔").count(), 1, "{md}");
+        assert!(md.contains("<summary>⛔ <b>ssim</b>") && md.contains("<summary>❌ <b>vif</b>"), "{md}");
+        let summary = render(&r, STEP_SUMMARY).unwrap();
+        assert!(
+            summary.contains(&format!("| ⛔ | 5 cells (cpu vs vulkan; 4 features; 5 fixtures) | {LOADER} |")),
+            "{summary}"
+        );
+        assert_eq!(summary.matches(LOADER).count(), 1, "{summary}");
     }
 
     #[test]
@@ -681,6 +808,6 @@ mod tests {
         let md = render_within(&r, STEP_SUMMARY, 20_000).unwrap();
         assert_well_formed(&md, 20_000);
         let rows = md.lines().filter(|l| l.starts_with("| ❌ |") || l.starts_with("| ⛔ |")).count();
-        assert!(rows > 100 && md.contains(&format!("*… and {} more FAIL/ERROR cells, left out", 600 - rows)), "{md}");
+        assert!(rows > 100 && md.contains(&format!("*… and {} more FAIL/ERROR rows, left out", 600 - rows)), "{md}");
     }
 }

@@ -4,6 +4,7 @@
 //! loader, no GPU), then the verdict. `--quiet` keeps only why cells FAILed
 //! or ERRORed, and the verdict.
 
+use super::grouping::{self, distinct, scope};
 use super::model::{Cell as ReportCell, Report, Status};
 use super::plural;
 use comfy_table::presets::UTF8_FULL_CONDENSED;
@@ -90,14 +91,7 @@ pub fn verdict_line(report: &Report) -> String {
 /// appearance: `ERROR 10 cells (cpu vs vulkan; psnr, float_psnr; 5
 /// fixtures): <note>`. The note is printed once however many cells share it.
 fn by_note(report: &Report, status: Status) -> Vec<String> {
-    let mut groups: Vec<Vec<&ReportCell>> = Vec::new();
-    for c in report.cells.iter().filter(|c| c.status == status) {
-        match groups.iter_mut().find(|g| g[0].note == c.note) {
-            Some(g) => g.push(c),
-            None => groups.push(vec![c]),
-        }
-    }
-    groups
+    grouping::by_note(report.cells.iter().filter(|c| c.status == status))
         .iter()
         .map(|g| format!("{} {} ({}): {}", status.as_str(), plural(g.len(), "cell"), scope(g), g[0].note))
         .collect()
@@ -131,19 +125,6 @@ fn fail_lines(report: &Report) -> Vec<String> {
             format!("FAIL {} ({}){place}: {}", plural(g.len(), "cell"), scope(g), worst.note)
         })
         .collect()
-}
-
-/// What a group of cells covers: `cpu vs vulkan; psnr, float_psnr; 5
-/// fixtures`, each part listed when short, counted when not; a lone
-/// fixture by name.
-fn scope(group: &[&ReportCell]) -> String {
-    let pairs = distinct(group, |c| format!("{} vs {}", c.backend_a, c.backend_b));
-    let features = distinct(group, |c| c.feature.clone());
-    let fixtures = distinct(group, |c| c.fixture.clone());
-    let part = |values: Vec<String>, most: usize, noun: &str| {
-        if values.len() <= most { values.join(", ") } else { plural(values.len(), noun) }
-    };
-    format!("{}; {}; {}", part(pairs, 2, "pair"), part(features, 3, "feature"), part(fixtures, 1, "fixture"))
 }
 
 /// The table's rows, in report order: every FAIL cell alone; the OK cells
@@ -182,18 +163,6 @@ fn worst_diff(c: &ReportCell) -> Option<f64> {
 /// A difference or tolerance: `0` when exact, else two significant digits.
 fn number(x: f64) -> String {
     if x == 0.0 { "0".into() } else { format!("{x:.1e}") }
-}
-
-/// Each distinct value over a group, in order.
-fn distinct(group: &[&ReportCell], f: impl Fn(&ReportCell) -> String) -> Vec<String> {
-    let mut values: Vec<String> = Vec::new();
-    for c in group {
-        let v = f(c);
-        if !values.contains(&v) {
-            values.push(v);
-        }
-    }
-    values
 }
 
 #[cfg(test)]
@@ -261,14 +230,5 @@ mod tests {
             quiet_summary(&skipped),
             "OK: 1 cell, 0 OK, 0 FAIL, 0 ERROR, 1 SKIP (nothing compared: every cell SKIPped)"
         );
-    }
-
-    #[test]
-    fn long_lists_are_counted() {
-        let cells: Vec<ReportCell> =
-            ["a", "b", "c", "d"].iter().enumerate().map(|(i, f)| cell(i, f, Status::Skip, "x")).collect();
-        let group: Vec<&ReportCell> = cells.iter().collect();
-        assert_eq!(scope(&group), "cpu vs vulkan; 4 features; 4 fixtures");
-        assert_eq!(scope(&group[..3]), "cpu vs vulkan; a, b, c; 3 fixtures");
     }
 }

@@ -13,8 +13,9 @@ fn github_length(s: &str) -> usize {
 }
 
 /// The mixed gate's report with its cells copied until it has `copies` of
-/// each (a fixture of its own per copy), the summary recounted.
-fn blown_up(report: &Value, copies: usize) -> Value {
+/// each (a fixture of its own per copy, and an ERROR note too with
+/// `own_notes`), the summary recounted.
+fn blown_up(report: &Value, copies: usize, own_notes: bool) -> Value {
     let mut big = report.clone();
     let mut cells = Vec::new();
     for k in 0..copies {
@@ -23,6 +24,9 @@ fn blown_up(report: &Value, copies: usize) -> Value {
             let fixture = format!("{} #{k}", c["fixture"].as_str().unwrap());
             c["id"] = format!("{} #{k}", c["id"].as_str().unwrap()).into();
             c["fixture"] = fixture.into();
+            if own_notes && c["status"] == "ERROR" {
+                c["note"] = format!("{} #{k}", c["note"].as_str().unwrap()).into();
+            }
             cells.push(c);
         }
     }
@@ -49,9 +53,10 @@ fn the_pr_comment_keeps_to_githubs_limit_with_the_problems_first() {
     assert!(small.ends_with("</sub>\n"), "one final newline: {small}");
     assert!(!small.contains("Left out"), "it fits whole: {small}");
 
-    // 40 FAIL, 40 ERROR, 80 other cells: more than twice the limit.
+    // 40 FAIL, 40 ERROR (each for a reason of its own), 80 other cells:
+    // more than twice the limit.
     let big = dir.path().join("big.json");
-    std::fs::write(&big, serde_json::to_string(&blown_up(&read_json(&json), 40)).unwrap()).unwrap();
+    std::fs::write(&big, serde_json::to_string(&blown_up(&read_json(&json), 40, true)).unwrap()).unwrap();
     let o = run(ulpgate().arg("render").arg(&big));
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let text = stdout(&o);
@@ -72,11 +77,20 @@ fn the_pr_comment_keeps_to_githubs_limit_with_the_problems_first() {
     assert!(first_fail < 40_000, "{first_fail}");
 
     // The step summary keeps to the same budget.
-    std::fs::write(&big, serde_json::to_string(&blown_up(&read_json(&json), 300)).unwrap()).unwrap();
+    std::fs::write(&big, serde_json::to_string(&blown_up(&read_json(&json), 300, true)).unwrap()).unwrap();
     let o = run(ulpgate().arg("render").arg(&big).args(["--builtin", "step-summary"]));
     let summary = stdout(&o);
     assert!(github_length(&summary) <= 65_000 && summary.ends_with('\n'));
-    assert!(summary.contains("more FAIL/ERROR cells, left out to stay under GitHub's size limit"), "{summary}");
+    assert!(summary.contains("more FAIL/ERROR rows, left out to stay under GitHub's size limit"), "{summary}");
+
+    // 40 ERROR cells for one reason are one row.
+    std::fs::write(&big, serde_json::to_string(&blown_up(&read_json(&json), 40, false)).unwrap()).unwrap();
+    let text = stdout(&run(ulpgate().arg("render").arg(&big)));
+    let problems = &text[..text.find("<details").expect("detail blocks")];
+    let errors: Vec<&str> = problems.lines().filter(|l| l.starts_with("| ⛔ ERROR")).collect();
+    assert_eq!(errors.len(), 1, "{problems}");
+    assert!(errors[0].starts_with("| ⛔ ERROR (40) |"), "{problems}");
+    assert_eq!(problems.lines().filter(|l| l.starts_with("| ❌ FAIL |")).count(), 40, "{problems}");
 }
 
 #[test]
