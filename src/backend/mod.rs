@@ -79,6 +79,22 @@ impl DeviceInfo {
             pci_bus_id: None,
         }
     }
+
+    /// The driver in words: `llvmpipe Mesa 22.3.6 (LLVM 15.0.6), version
+    /// 0.0.1`, the version left out where the name already says it.
+    pub fn driver_text(&self) -> Option<String> {
+        driver_text(self.driver.as_deref(), self.driver_version.as_deref())
+    }
+}
+
+/// [`DeviceInfo::driver_text`] of a driver's name and version.
+pub fn driver_text(driver: Option<&str>, version: Option<&str>) -> Option<String> {
+    match (driver, version) {
+        (Some(driver), Some(version)) if !driver.contains(version) => Some(format!("{driver}, version {version}")),
+        (Some(driver), _) => Some(driver.to_string()),
+        (None, Some(version)) => Some(format!("driver {version}")),
+        (None, None) => None,
+    }
 }
 
 /// A side's frames: a fixture read into memory ([`crate::fixture::LoadedFixture`]), or one

@@ -309,12 +309,8 @@ fn device(d: Value) -> Result<String, minijinja::Error> {
         Ok(if v.is_none() || v.is_undefined() { None } else { Some(v.to_string()) })
     };
     let (name, arch_id) = (field("name")?.unwrap_or_default(), field("arch_id")?.unwrap_or_default());
-    let driver = match (field("driver")?, field("driver_version")?) {
-        (Some(driver), Some(version)) if !driver.contains(&version) => format!("; {driver}, version {version}"),
-        (Some(driver), _) => format!("; {driver}"),
-        (None, Some(version)) => format!("; driver {version}"),
-        (None, None) => String::new(),
-    };
+    let driver = crate::backend::driver_text(field("driver")?.as_deref(), field("driver_version")?.as_deref())
+        .map_or(String::new(), |d| format!("; {d}"));
     Ok(format!("{name} (`{arch_id}`{driver})"))
 }
 

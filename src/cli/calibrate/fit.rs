@@ -142,9 +142,8 @@ pub fn run(args: Args) -> Outcome {
             .iter()
             .filter_map(|b| b.device.as_ref())
             .map(|d| {
-                let driver =
-                    [d.driver.as_deref(), d.driver_version.as_deref()].into_iter().flatten().collect::<Vec<_>>();
-                (d.arch_id.clone(), format!("{} ({}; measured with {})", d.name, driver.join(" "), d.backend))
+                let driver = d.driver_text().map_or(String::new(), |t| format!("{t}; "));
+                (d.arch_id.clone(), format!("{} ({driver}measured with {})", d.name, d.backend))
             })
             .collect();
         let info = ProvenanceInfo {
