@@ -246,7 +246,8 @@ pub struct GpuExtractor<P: GpuPipeline> {
     pipeline: P,
     slots: Vec<Slot<P::Slot>>,
     /// The slot the next frame goes to (round robin, whatever the frame
-    /// indices: a worker of [`score_parallel`] sees every T-th frame).
+    /// indices: a worker of [`score_parallel`] sees every T-th frame, or a
+    /// contiguous run of them).
     next: usize,
     /// A windowed pipeline's last frames given through `extract`.
     recent: Recent,

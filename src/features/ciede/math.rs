@@ -914,7 +914,8 @@ mod tests {
         // are within an ulp, and mostly the same bits (pow, exp: 99.9%; sin
         // and cos, whose series adds r^3/6 in plain double: 98.5%). What
         // ciede keeps of them is rounded to float, where a difference of an
-        // ulp of double almost never shows (tests/ciede.rs counts it).
+        // ulp of double almost never shows (tests/reference.rs holds the
+        // scores to libvmaf's recordings).
         let t = table();
         let mut same = 0usize;
         let mut total = 0usize;
