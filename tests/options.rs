@@ -161,6 +161,18 @@ fn option_tables_are_libvmafs() {
         assert!(features::find(feature).unwrap().options.is_empty(), "{feature}");
     }
     assert!(compared >= 90, "{compared} options compared");
+    // A feature added later must bring libvmaf's table with it
+    // (scripts/libvmaf_option_tables.py); only the fork's extractors, which
+    // upstream libvmaf does not have, are without one.
+    const FORK_ONLY: [&str; 2] = ["motion_v2", "ssimulacra2"];
+    for imp in features::implementations() {
+        assert_eq!(
+            tables.contains_key(imp.name),
+            !FORK_ONLY.contains(&imp.name),
+            "{}: tests/data/libvmaf_options.json must have libvmaf's option table for every upstream feature",
+            imp.name
+        );
+    }
 }
 
 /// The error `feature` gives for `options`: from its metric list (what a
