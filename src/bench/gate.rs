@@ -285,8 +285,3 @@ fn totals(sides: &[SideTiming]) -> Vec<FeatureTotal> {
         })
         .collect()
 }
-
-/// Process wall per run, for the `--baseline` ratio.
-pub fn median_process_seconds(bench: &GateBench) -> Option<f64> {
-    bench.process.wall.map(|s| s.median)
-}

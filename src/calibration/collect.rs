@@ -16,8 +16,9 @@ use anyhow::{Result, bail};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Research-0041's smallest viable set: Mesa lavapipe (the vendor id every
-/// lavapipe reports) and these features, over this many frames.
-pub const SMOKE_FEATURES: [&str; 5] = ["vif", "motion", "psnr", "float_ssim", "psnr_hvs"];
+/// lavapipe reports), over this many frames; its features are
+/// `gates/calibration-smoke.yaml`'s (`tests/cli/calibrate.rs` holds them to
+/// the research's five).
 pub const SMOKE_FRAMES: usize = 100;
 pub const SMOKE_ARCH_PREFIX: &str = "vulkan:0x10005:";
 /// The Vulkan device name lavapipe reports starts with this.

@@ -12,7 +12,7 @@ use super::load::{Loaded, load_yaml, parse_yaml};
 use super::spans::escape;
 use super::suggest::nearest;
 use crate::features::Options;
-use crate::fixture::{FrameSource, Geometry};
+use crate::fixture::FrameSource;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -627,13 +627,4 @@ fn resolve_pairs(
         }
     }
     out
-}
-
-/// The geometry a fixture declares, without reading it (Y4M: unknown).
-pub fn declared_geometry(fixture: &ResolvedFixture) -> Option<Geometry> {
-    match &fixture.reference {
-        FrameSource::Raw { geometry, .. } => Some(*geometry),
-        FrameSource::Synthetic { spec, .. } => Some(spec.geometry()),
-        FrameSource::Y4m { .. } => None,
-    }
 }
