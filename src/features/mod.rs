@@ -251,6 +251,7 @@ pub fn run_extractor(
 mod registry_tests {
     use super::*;
     use crate::config::features::FeatureRegistry;
+    use crate::fixture::Chroma;
     use std::collections::BTreeSet;
 
     fn registry() -> FeatureRegistry {
@@ -319,6 +320,25 @@ mod registry_tests {
             bad.insert("no_such_option".into(), Value::Bool(true));
             assert!((imp.metrics)(&bad).is_err(), "{}: an unknown option is refused", imp.name);
         }
+    }
+
+    /// `temporal` says the extractors are windowed, and nothing else checks
+    /// it: a temporal feature whose CPU extractor had no window would have
+    /// its frames spread over workers that never see their neighbours. (The
+    /// GPU side of each temporal feature is held to the CPU frame by frame,
+    /// with several workers, in `tests/motion.rs`.)
+    #[test]
+    fn temporal_features_and_only_they_are_windowed() {
+        let geometry = crate::fixture::Geometry { width: 320, height: 240, bit_depth: 8, chroma: Chroma::Yuv420 };
+        let mut temporal = Vec::new();
+        for imp in implementations() {
+            let extractor = (imp.cpu)(&geometry, &Options::new()).unwrap_or_else(|e| panic!("{}: {e:#}", imp.name));
+            assert_eq!(extractor.window().is_some(), imp.temporal, "{}: temporal, and windowed", imp.name);
+            if imp.temporal {
+                temporal.push(imp.name);
+            }
+        }
+        assert_eq!(temporal, ["motion", "float_motion", "motion_v2"]);
     }
 }
 
