@@ -9,7 +9,6 @@ use crate::bench::{clip, gate};
 use crate::cli::stdout::outln;
 use crate::config::ResolvedBackend;
 use crate::config::gate::BackendKind;
-use crate::config::gate::DeviceSelector;
 use crate::config::suggest::nearest;
 use crate::config::{Diagnostics, load_gate};
 use crate::gate::Filters;
@@ -95,14 +94,6 @@ pub struct Args {
     json_out: Option<PathBuf>,
 }
 
-fn selector(arg: &Option<String>) -> anyhow::Result<Option<DeviceSelector>> {
-    let Some(s) = arg else { return Ok(None) };
-    let sel = s.parse::<u32>().map(DeviceSelector::Index).unwrap_or_else(|_| DeviceSelector::Name(s.clone()));
-    // Checked here, not per run: the instance it makes is not kept.
-    drop(crate::backend::vulkan::check_selector(&sel).map_err(|e| anyhow!("--vulkan-device {sel}: {e}"))?);
-    Ok(Some(sel))
-}
-
 fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_style(UTF8_FULL_CONDENSED).set_header(header.to_vec());
@@ -130,7 +121,7 @@ fn write_json(path: &Option<PathBuf>, value: &impl serde::Serialize) -> anyhow::
 
 pub fn run(args: Args) -> Outcome {
     crate::report::write::check_writable(args.json_out.as_deref())?;
-    let open = OpenOptions { vulkan_device: selector(&args.vulkan_device)? };
+    let open = OpenOptions { vulkan_device: super::vulkan_device(args.vulkan_device.clone())? };
     match &args.clip {
         Some(paths) => run_clip(&args, paths, open),
         None => run_gate(&args, open),

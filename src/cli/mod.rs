@@ -109,3 +109,16 @@ pub fn main() -> ExitCode {
     }
     ExitCode::from(code)
 }
+
+/// `--vulkan-device`, checked at once: a device that does not exist is a
+/// usage error (exit 2) naming the ones that do, not a backend that SKIPs.
+/// A machine without a Vulkan loader or driver passes: opening the backend
+/// then says so, as the gate's `required` decides. (`run` checks the same
+/// while it reads the fixtures: `RunOptions::check_vulkan_device`.)
+fn vulkan_device(arg: Option<String>) -> anyhow::Result<Option<crate::config::gate::DeviceSelector>> {
+    let Some(arg) = arg else { return Ok(None) };
+    let Ok(selector) = arg.parse();
+    // The instance the check makes is not kept.
+    drop(crate::backend::vulkan::check_selector(&selector).map_err(|e| anyhow::anyhow!("--vulkan-device {arg}: {e}"))?);
+    Ok(Some(selector))
+}

@@ -119,9 +119,9 @@ pub fn run(args: Args) -> Outcome {
     }
     let template = args.out.template()?;
     args.out.check_writable()?;
-    let vulkan_device = args.vulkan_device.map(|s| match s.parse::<u32>() {
-        Ok(i) => DeviceSelector::Index(i),
-        Err(_) => DeviceSelector::Name(s),
+    let vulkan_device = args.vulkan_device.map(|s| {
+        let Ok(selector) = s.parse::<DeviceSelector>();
+        selector
     });
     // A device asked for on the command line that does not exist is a usage
     // error (exit 2), even where vulkan is optional (`check_vulkan_device`:

@@ -5,7 +5,7 @@ use crate::cli::stdout::out;
 use crate::config::ResolvedBackend;
 use crate::config::ResolvedFeature;
 use crate::config::ResolvedFixture;
-use crate::config::gate::{BackendKind, DeviceSelector};
+use crate::config::gate::BackendKind;
 use crate::config::suggest::nearest;
 use crate::features::{self, Options};
 use crate::fixture::{FixtureError, open_pair};
@@ -92,12 +92,8 @@ pub fn run(args: Args) -> Outcome {
         golden_file: imp.name.into(),
     };
     let decl = ResolvedBackend { name: args.backend.clone(), kind, required: true, device: None, command: None };
-    let open = OpenOptions {
-        vulkan_device: args
-            .vulkan_device
-            .map(|s| s.parse().map(DeviceSelector::Index).unwrap_or(DeviceSelector::Name(s))),
-    };
     crate::report::write::check_writable(args.json_out.as_deref())?;
+    let open = OpenOptions { vulkan_device: super::vulkan_device(args.vulkan_device.clone())? };
     let backend = backend::open(&decl, &open).map_err(|r| anyhow!("{} unavailable: {r}", args.backend))?;
     backend.supports(&feature).map_err(|r| anyhow!("{}: {r}", args.backend))?;
     // Files (raw or Y4M) are read frame by frame as the side scores them:

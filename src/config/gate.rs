@@ -154,6 +154,16 @@ pub enum DeviceSelector {
     Name(String),
 }
 
+/// `--vulkan-device`'s text: a whole number is an index, anything else a
+/// name (a case-insensitive part of the device's).
+impl std::str::FromStr for DeviceSelector {
+    type Err = std::convert::Infallible;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(s.parse().map(DeviceSelector::Index).unwrap_or_else(|_| DeviceSelector::Name(s.to_string())))
+    }
+}
+
 impl std::fmt::Display for DeviceSelector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {

@@ -89,7 +89,7 @@ pub fn run(args: Args) -> Outcome {
     };
     let frames = if args.smoke { Some(SMOKE_FRAMES) } else { args.frames.map(|n| n as usize) };
     let vulkan_device = match (args.vulkan_device, args.smoke) {
-        (Some(s), _) => Some(s.parse().map(DeviceSelector::Index).unwrap_or(DeviceSelector::Name(s))),
+        (Some(s), _) => super::super::vulkan_device(Some(s))?,
         (None, true) => Some(DeviceSelector::Name(SMOKE_DEVICE.into())),
         (None, false) => None,
     };
