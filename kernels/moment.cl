@@ -3,7 +3,9 @@
  * MOMENT_SUMS in src/features/moment.rs). libvmaf's moment.c
  * `compute_1st_moment` / `compute_2nd_moment` sum v / scaler and its f32
  * square in double; both are exact multiples of the integer sums taken
- * here, so the host recovers libvmaf's values from them exactly.
+ * here, so the host recovers libvmaf's values from them exactly while
+ * those double sums stay exact (below 2^53 units: every frame up to 12
+ * bits, under 2^21 samples at 16; MomentGpu::finish says more).
  */
 #include "ulp.h"
 

@@ -40,7 +40,8 @@ pub static FLOAT_MOMENT: FeatureImpl = FeatureImpl {
 /// `[gx * chunk, (gx + 1) * chunk)` and writes four (lo, hi) u32 pairs at
 /// `partials[8 * gx]`: Σ ref, Σ dis, Σ ref², Σ dis², where each square is
 /// first rounded to f32 as moment.c's float square rounds it (a no-op up to
-/// 12 bits; at 16 bits it keeps the GPU bit-identical). Buffers: reference,
+/// 12 bits; at 16 bits it is what keeps the GPU bit-identical, within the
+/// bound `MomentGpu::finish` gives). Buffers: reference,
 /// distorted, partials. Scalars: luma samples, bytes per sample, chunk.
 pub static MOMENT_SUMS: KernelSpec =
     KernelSpec { name: "moment_sums", family: "moment", workgroup: [256, 1, 1], buffers: 3, scalars: 3 };
@@ -99,9 +100,14 @@ impl GpuPipeline for MomentGpu {
         let sums = sum_u64_partials(&downloads[0], 4)?;
         let n = self.geometry.plane_samples(0) as f64;
         let s = f64::from(scaler(self.geometry.bit_depth));
-        // moment.c sums v / s in double (exact) and (v / s)² rounded to f32;
-        // s is a power of two, so (v / s)² rounds as v² does, which the
-        // kernel did before summing.
+        // moment.c sums v / s and (v / s)² rounded to f32 in double; s is a
+        // power of two, so (v / s)² rounds as v² does, which the kernel did
+        // before summing. Its double sums in pixel order equal these exact
+        // sums while they stay below 2^53 units (`sums::float_sums_are_exact`):
+        // always up to 12 bits, and at 16 bits for any frame under 2^21
+        // samples (a 1080p luma). Beyond that libvmaf's sum rounds as it
+        // goes, the CPU reference follows it, and this exact value can
+        // differ from it in the last bits.
         let values = [
             sums[0] as f64 / s / n,
             sums[1] as f64 / s / n,
@@ -116,7 +122,8 @@ impl GpuPipeline for MomentGpu {
 }
 
 /// (1st, 2nd) moment of a float plane: the sum in double of each value and
-/// of its square taken in float (moment.c), divided by the sample count.
+/// of its square taken in float, divided by the sample count (moment.c's
+/// `compute_1st_moment` and `compute_2nd_moment`).
 pub fn moments(plane: &[f32]) -> (f64, f64) {
     let (mut first, mut second) = (0.0f64, 0.0f64);
     for &v in plane {

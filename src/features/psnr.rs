@@ -133,7 +133,8 @@ impl PsnrParams {
         Ok(PsnrParams { planes: if chroma && geometry.planes() == 3 { 3 } else { 1 }, peak, psnr_max, mse })
     }
 
-    /// PSNR in dB of plane `p` from its sum of squared errors, and its MSE.
+    /// PSNR in dB of plane `p` from its sum of squared errors, and its MSE:
+    /// the end of integer_psnr.c's `psnr` / `psnr_hbd`.
     pub fn psnr(&self, p: usize, sse: u64, samples: usize) -> (f64, f64) {
         let mse = sse as f64 / samples as f64;
         let peak_sq = f64::from(self.peak * self.peak);
@@ -151,8 +152,8 @@ impl PsnrParams {
     }
 }
 
-/// Sum of squared differences of one plane, exactly as libvmaf's integer
-/// loops compute it (integer arithmetic, so exact in any order; u64 cannot
+/// Sum of squared differences of one plane, exactly as the loops of
+/// integer_psnr.c's `psnr` (8-bit) and `psnr_hbd` compute it (integer arithmetic, so exact in any order; u64 cannot
 /// overflow at the widths the gate accepts).
 pub fn plane_sse(reference: PlaneRef<'_>, distorted: PlaneRef<'_>) -> u64 {
     super::sums::squared_error(reference, distorted)
@@ -168,6 +169,7 @@ impl PsnrCpu {
     }
 }
 
+/// integer_psnr.c's `extract`: each plane's SSE, then its PSNR.
 impl Extractor for PsnrCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let mut sse = [0u64; 3];
@@ -179,14 +181,15 @@ impl Extractor for PsnrCpu {
     }
 }
 
-/// float_psnr from the noise sum: `min(10 log10(peak² / max(noise/n, 1e-10)), psnr_max)`.
+/// float_psnr from the noise sum, the end of psnr.c's `compute_psnr`:
+/// `min(10 log10(peak² / max(noise/n, 1e-10)), psnr_max)`.
 pub fn float_psnr_score(noise: f64, samples: usize, bit_depth: u8) -> f64 {
     let (peak, psnr_max) = float_peak(bit_depth);
     let noise = noise / samples as f64;
     (10.0 * (peak * peak / noise.max(1e-10)).log10()).min(psnr_max)
 }
 
-/// psnr.c's noise, operation for operation: the float planes' difference and
+/// psnr.c's noise (the loop of `compute_psnr`), operation for operation: the float planes' difference and
 /// its square in float, accumulated in double in pixel order. (`r` and `d`
 /// hold the float planes, kept from frame to frame.)
 fn float_noise(reference: &Frame, distorted: &Frame, r: &mut Vec<f32>, d: &mut Vec<f32>) -> f64 {
