@@ -168,8 +168,10 @@ pub fn read(path: &Path) -> anyhow::Result<(Manifest, Vec<u8>)> {
     if doc.get("kind").and_then(|k| k.as_str()) != Some(KIND) {
         anyhow::bail!("{} is not a corpus manifest: its `kind` is not `{KIND}`", path.display());
     }
+    // From the bytes, not `doc`: serde_json then says at which line and
+    // column a field has the wrong type.
     let m: Manifest =
-        serde_json::from_value(doc).with_context(|| format!("{} is not a valid corpus manifest", path.display()))?;
+        serde_json::from_slice(&bytes).with_context(|| format!("{} is not a valid corpus manifest", path.display()))?;
     Ok((m, bytes))
 }
 

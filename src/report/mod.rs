@@ -71,7 +71,10 @@ pub fn read(path: &Path) -> anyhow::Result<Report> {
         ),
         None => bail!("{} is not a ulpgate report: no schema_version", path.display()),
     }
-    serde_json::from_value(doc).with_context(|| format!("{} is not a ulpgate report", path.display()))
+    // From the text, not `doc`: serde_json then says at which line and
+    // column a field has the wrong type.
+    drop(doc);
+    serde_json::from_str(&text).with_context(|| format!("{} is not a ulpgate report", path.display()))
 }
 
 /// Made-up reports for the renderers' tests.

@@ -117,6 +117,9 @@ fn merge_refuses_files_that_are_not_reports() {
         ("empty.json", "{}", "no schema_version"),
         ("future.json", r#"{"schema_version": 99}"#, "schema_version 99"),
         ("partial.json", r#"{"schema_version": 1, "cells": []}"#, "is not a ulpgate report"),
+        // A field of the wrong type is found at its line and column.
+        ("typed.json", "{\"schema_version\": 1,\n  \"tool\": true}", "invalid type: boolean `true`"),
+        ("typed.json", "{\"schema_version\": 1,\n  \"tool\": true}", "at line 2 column 14"),
     ];
     for (name, text, reason) in cases {
         let path = dir.path().join(name);
