@@ -383,7 +383,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
             opt(r.upload_bound_fps, 0),
             opt(r.upload_included_vs_bound, 3),
             opt(r.speedup_vs_cpu, 2),
-            r.max_abs_diff_vs_cpu.map_or_else(|| "—".into(), |d| format!("{d:.1e}")),
+            r.max_abs_diff_vs_cpu.map_or_else(|| "—".into(), crate::report::number),
         ]);
     }
     outln!("{t}");
@@ -424,7 +424,7 @@ fn run_clip(args: &Args, paths: &[PathBuf], open: OpenOptions) -> Outcome {
                 r.backend.clone(),
                 format!("{:.1}", r.backend_fps),
                 format!("{:.2}", r.cpu_over_backend),
-                r.max_abs_diff.map_or_else(|| "—".into(), |d| format!("{d:.1e}")),
+                r.max_abs_diff.map_or_else(|| "—".into(), crate::report::number),
             ]);
         }
         outln!("The CPU reference side by side with each external backend, reading included:\n{c}");

@@ -855,7 +855,8 @@ fn mismatch_note(metric: &str, d: &crate::report::model::MetricDiff, frames: usi
     if let (Some(m), Some(f)) = (d.max_abs_diff, d.worst_frame)
         && m > tol
     {
-        s.push_str(&format!(" (worst |Δ| {m:.3e} at frame {f}, tolerance {tol:e})"));
+        let (m, tol) = (crate::report::number_against(m, tol), crate::report::tolerance(tol));
+        s.push_str(&format!(" (worst |Δ| {m} at frame {f}, tolerance {tol})"));
     }
     if let Some(f) = d.first_non_finite_frame {
         s.push_str(&format!(" ({} non-finite, first at frame {f})", d.non_finite));
@@ -876,7 +877,7 @@ mod tests {
         // Rounded to one digit, 4.9e-7 read "5e-7", above the worst |Δ|.
         assert_eq!(
             super::mismatch_note("psnr_y", &d, 12, 4.9e-7),
-            "psnr_y: 1 of 12 frames mismatch (worst |Δ| 4.910e-7 at frame 3, tolerance 4.9e-7)"
+            "psnr_y: 1 of 12 frames mismatch (worst |Δ| 4.91e-7 at frame 3, tolerance 4.9e-7)"
         );
     }
 

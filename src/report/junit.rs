@@ -4,6 +4,7 @@
 //! details for FAIL, `<error>` for ERROR, `<skipped>` for SKIP.
 
 use super::model::{Cell, Report, Status};
+use super::{number_against, tolerance};
 use crate::backend::DeviceInfo;
 use quick_xml::Writer;
 use quick_xml::events::{BytesDecl, BytesEnd, BytesStart, BytesText, Event};
@@ -101,12 +102,13 @@ fn testcase(w: &mut Writer<Vec<u8>>, c: &Cell) -> std::io::Result<()> {
 /// the JSON report.
 fn details(c: &Cell) -> String {
     let mut d = format!("cell: {}\nstatus: {}\nnote: {}\n", c.id, c.status.as_str(), c.note);
-    let _ = writeln!(d, "tolerance: {} ({}; {})", num(Some(c.tolerance_abs)), c.tolerance_source, c.adr);
+    let _ = writeln!(d, "tolerance: {} ({}; {})", tolerance(c.tolerance_abs), c.tolerance_source, c.adr);
     if let Some(n) = c.n_frames {
         let _ = writeln!(d, "frames: {n}");
     }
     for (metric, m) in &c.per_metric {
-        let _ = write!(d, "{metric}: max |Δ| {}", num(m.max_abs_diff));
+        let worst = m.max_abs_diff.map_or("none".into(), |x| number_against(x, c.tolerance_abs));
+        let _ = write!(d, "{metric}: max |Δ| {worst}");
         if let Some(f) = m.worst_frame {
             let _ = write!(d, " at frame {f} ({} {}, {} {})", c.backend_a, num(m.worst_a), c.backend_b, num(m.worst_b));
         }
@@ -129,18 +131,16 @@ fn details(c: &Cell) -> String {
 
 fn device(d: &DeviceInfo) -> String {
     let mut s = format!("{} ({})", d.name, d.arch_id);
-    if let Some(v) = &d.driver_version {
-        let _ = write!(s, ", driver {v}");
+    if let Some(driver) = d.driver_text() {
+        let _ = write!(s, ", {driver}");
     }
     s
 }
 
+/// A score as computed (the shortest text that reads back as the same
+/// double), so two sides that differ in the 7th decimal look different.
 fn num(v: Option<f64>) -> String {
-    match v {
-        None => "none".into(),
-        Some(x) if x != 0.0 && (x.abs() < 1e-3 || x.abs() >= 1e6) => format!("{x:.4e}"),
-        Some(x) => format!("{x}"),
-    }
+    v.map_or("none".into(), |x| x.to_string())
 }
 
 /// `s` with the characters XML 1.0 cannot hold at all (most control
@@ -168,7 +168,7 @@ mod tests {
     fn numbers_read_well() {
         assert_eq!(num(Some(1.5)), "1.5");
         assert_eq!(num(Some(0.0)), "0");
-        assert_eq!(num(Some(1.25e-7)), "1.2500e-7");
+        assert_eq!(num(Some(33.63105039533999)), "33.63105039533999");
         assert_eq!(num(None), "none");
     }
 }

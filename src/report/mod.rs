@@ -56,6 +56,63 @@ pub fn plural(n: usize, noun: &str) -> String {
     if n == 1 { format!("1 {noun}") } else { format!("{n} {noun}s") }
 }
 
+/// A difference or tolerance as every report writes it (terminal, PR
+/// comment, JUnit, a cell's note): `0` when exact; below 1e-3 and from 1e5
+/// up, three significant digits with trailing zeros dropped (`4.92e-7`,
+/// `5e-5`, `1.7e-13`); otherwise six decimals, trailing zeros dropped
+/// (`0.0312`). The JSON report keeps every value whole.
+pub fn number(x: f64) -> String {
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return x.to_string();
+    }
+    let trim = |s: &str| -> String {
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s.to_string() }
+    };
+    if x.abs() < 1e-3 || x.abs() >= 1e5 {
+        let s = format!("{x:.2e}");
+        match s.split_once('e') {
+            Some((mantissa, exponent)) => format!("{}e{exponent}", trim(mantissa)),
+            None => s,
+        }
+    } else {
+        trim(&format!("{x:.6}"))
+    }
+}
+
+/// A tolerance as every report writes it: as [`number`] where that is the
+/// tolerance exactly (`5e-5`, `0.005`), else every digit it has
+/// (`1.2345e-5`): a tolerance is the gate author's, to the digit.
+pub fn tolerance(t: f64) -> String {
+    let short = number(t);
+    if short.parse::<f64>().ok() == Some(t) { short } else { format!("{t:e}") }
+}
+
+/// A difference as [`number`] writes it, with more digits where fewer would
+/// compare with `tolerance` otherwise than the difference does (4.9004e-7
+/// against 4.9e-7 is not `4.9e-7`): a FAIL always reads above its
+/// tolerance, an OK never does.
+pub fn number_against(x: f64, tolerance: f64) -> String {
+    let mut text = number(x);
+    if !x.is_finite() || !tolerance.is_finite() {
+        return text;
+    }
+    let mut digits = 2;
+    while digits < 17 && text.parse::<f64>().ok().and_then(|p| p.partial_cmp(&tolerance)) != x.partial_cmp(&tolerance) {
+        digits += 1;
+        let s = format!("{x:.digits$e}");
+        text = match s.split_once('e') {
+            Some((mantissa, exponent)) => {
+                format!("{}e{exponent}", mantissa.trim_end_matches('0').trim_end_matches('.'))
+            }
+            None => s,
+        };
+    }
+    text
+}
+
 /// Reads a JSON report written by `run` or `merge`, saying clearly what is
 /// wrong with a file that is not one.
 pub fn read(path: &Path) -> anyhow::Result<Report> {
@@ -169,5 +226,40 @@ mod tests {
         assert_eq!(plural(0, "cell"), "0 cells");
         assert_eq!(plural(1, "cell"), "1 cell");
         assert_eq!(plural(2, "more FAIL/ERROR cell"), "2 more FAIL/ERROR cells");
+    }
+
+    #[test]
+    fn numbers_are_written_one_way() {
+        use super::number;
+        for (x, text) in [
+            (0.0, "0"),
+            (4.92e-7, "4.92e-7"),
+            (5e-5, "5e-5"),
+            (1.7053025658242404e-13, "1.71e-13"),
+            (-3.0001e-5, "-3e-5"),
+            (0.0312, "0.0312"),
+            (0.5, "0.5"),
+            (12.0, "12"),
+            (123456.0, "1.23e5"),
+            (f64::NAN, "NaN"),
+        ] {
+            assert_eq!(number(x), text, "{x}");
+        }
+    }
+
+    /// A difference never reads as on the other side of its tolerance than
+    /// it is, and a tolerance reads as given.
+    #[test]
+    fn differences_keep_their_side_of_the_tolerance() {
+        use super::{number_against, tolerance};
+        assert_eq!(number_against(4.91e-7, 4.9e-7), "4.91e-7");
+        assert_eq!(number_against(4.9004e-7, 4.9e-7), "4.9004e-7");
+        assert_eq!(number_against(4.99996e-5, 5e-5), "4.99996e-5");
+        assert_eq!(number_against(5e-5, 5e-5), "5e-5");
+        assert_eq!(number_against(0.0, 5e-5), "0");
+        assert_eq!(number_against(2.5e-6, 5e-5), "2.5e-6");
+        assert_eq!(tolerance(5e-5), "5e-5");
+        assert_eq!(tolerance(0.005), "0.005");
+        assert_eq!(tolerance(1.2345e-5), "1.2345e-5");
     }
 }

@@ -51,6 +51,11 @@ fn environment_with(keep_trailing_newline: bool) -> Environment<'static> {
     env.add_filter("offsets_of", offsets_of);
     env.add_filter("plural", |n: usize, noun: String| super::plural(n, &noun));
     env.add_filter("device", device);
+    env.add_filter("tolerance", |t: f64| super::tolerance(t));
+    env.add_filter("against", |x: Value, t: f64| match f64::try_from(x.clone()) {
+        Ok(x) => super::number_against(x, t),
+        Err(_) => num(x),
+    });
     env
 }
 
@@ -327,9 +332,9 @@ fn icon(status: String) -> &'static str {
 /// A number for tables: `—` for none, engineering notation when small.
 fn num(v: Value) -> String {
     match f64::try_from(v.clone()) {
-        Ok(0.0) => "0".into(),
-        Ok(x) if x.abs() < 1e-3 || x.abs() >= 1e5 => format!("{x:.2e}"),
-        Ok(x) => format!("{x:.6}").trim_end_matches('0').trim_end_matches('.').to_string(),
+        // Counts (frames) as they are.
+        _ if v.is_integer() => v.to_string(),
+        Ok(x) => super::number(x),
         Err(_) if v.is_none() || v.is_undefined() => "—".into(),
         Err(_) => v.to_string(),
     }
@@ -352,8 +357,14 @@ fn md(s: String) -> String {
 }
 
 /// The largest max |Δ| over a cell's metrics.
+/// The largest |Δ| of a cell's metrics, written against its tolerance
+/// ([`super::number_against`]).
 fn worst_diff(cell: Value) -> String {
-    largest(cell.get_attr("per_metric_max_abs_diff").ok())
+    largest(cell.get_attr("per_metric_max_abs_diff").ok(), tolerance_of(&cell))
+}
+
+fn tolerance_of(cell: &Value) -> Option<f64> {
+    cell.get_attr("tolerance_abs").ok().and_then(|t| f64::try_from(t).ok())
 }
 
 /// The offsets a `--gpu-calibrated` cell added for `metric`, per GPU side:
@@ -388,10 +399,11 @@ fn offsets_of(cell: Value, metric: String) -> String {
 
 /// The largest raw (uncalibrated) max |Δ| of a `--gpu-calibrated` cell.
 fn raw_worst_diff(cell: Value) -> String {
-    largest(cell.get_attr("calibrated").ok().and_then(|c| c.get_attr("per_metric_max_abs_diff_raw").ok()))
+    let raw = cell.get_attr("calibrated").ok().and_then(|c| c.get_attr("per_metric_max_abs_diff_raw").ok());
+    largest(raw, tolerance_of(&cell))
 }
 
-fn largest(per: Option<Value>) -> String {
+fn largest(per: Option<Value>, tolerance: Option<f64>) -> String {
     let Some(per) = per.filter(|p| !p.is_none() && !p.is_undefined()) else {
         return "—".into();
     };
@@ -402,7 +414,11 @@ fn largest(per: Option<Value>) -> String {
         .filter_map(|k| per.get_item(&k).ok())
         .filter_map(|v| f64::try_from(v).ok())
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
-    worst.map_or_else(|| "—".into(), |x| num(Value::from(x)))
+    match (worst, tolerance) {
+        (Some(x), Some(t)) => super::number_against(x, t),
+        (Some(x), None) => super::number(x),
+        (None, _) => "—".into(),
+    }
 }
 
 /// Most bars a chart draws; longer series are bucketed (max per bucket).
@@ -781,9 +797,8 @@ mod tests {
             rows,
             [
                 format!("| ⛔ ERROR (5) | 4 features | cpu vs vulkan | 5 fixtures | — | — | {LOADER} |"),
-                "| ⛔ ERROR | `ssim` | cpu vs vulkan | clip_6 | — | 1.00e-5 | a kernel failed to build |".into(),
-                "| ❌ FAIL | `vif` | cpu vs vulkan | clip_7 | 3.00e-5 | 1.00e-5 | vif_y: 1 of 12 frames mismatch |"
-                    .into(),
+                "| ⛔ ERROR | `ssim` | cpu vs vulkan | clip_6 | — | 1e-5 | a kernel failed to build |".into(),
+                "| ❌ FAIL | `vif` | cpu vs vulkan | clip_7 | 3e-5 | 1e-5 | vif_y: 1 of 12 frames mismatch |".into(),
             ],
             "{md}"
         );

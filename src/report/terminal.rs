@@ -6,7 +6,7 @@
 
 use super::grouping::{self, distinct, scope};
 use super::model::{Cell as ReportCell, Report, Status};
-use super::plural;
+use super::{number_against, plural, tolerance};
 use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{Cell, Color, ContentArrangement, Table};
 
@@ -42,8 +42,12 @@ pub fn summary_table(report: &Report, color: bool) -> String {
             Cell::new(&first.feature),
             Cell::new(format!("{} vs {}", first.backend_a, first.backend_b)),
             Cell::new(fixture),
-            Cell::new(worst_of(&group).map_or("—".into(), number)),
-            Cell::new(distinct(&group, |c| number(c.tolerance_abs)).join(", ")),
+            Cell::new(worst_of(&group).map_or("—".into(), |w| {
+                // Against the group's smallest tolerance: the one an OK
+                // group's worst comes nearest.
+                number_against(w, group.iter().map(|c| c.tolerance_abs).fold(f64::INFINITY, f64::min))
+            })),
+            Cell::new(distinct(&group, |c| tolerance(c.tolerance_abs)).join(", ")),
             Cell::new(distinct(&group, |c| c.tolerance_source.clone()).join(", ")),
             Cell::new(&first.note),
         ]);
@@ -160,21 +164,9 @@ fn worst_diff(c: &ReportCell) -> Option<f64> {
         .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))))
 }
 
-/// A difference or tolerance: `0` when exact, else two significant digits.
-fn number(x: f64) -> String {
-    if x == 0.0 { "0".into() } else { format!("{x:.1e}") }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn numbers_read_well() {
-        assert_eq!(number(0.0), "0");
-        assert_eq!(number(4.92e-7), "4.9e-7");
-        assert_eq!(number(5e-5), "5.0e-5");
-    }
 
     use crate::report::samples::{cell, report};
 
@@ -186,7 +178,7 @@ mod tests {
             cells.push(cell(i + 1, feature, Status::Error, LOADER));
         }
         cells.push(cell(5, "ssim", Status::Error, "a kernel failed to build"));
-        cells.push(cell(6, "vif", Status::Fail, "vif_y: 1 of 12 frames mismatch (worst |Δ| 3.000e-5 at frame 5)"));
+        cells.push(cell(6, "vif", Status::Fail, "vif_y: 1 of 12 frames mismatch (worst |Δ| 3e-5 at frame 5)"));
         let mut worse = cell(7, "vif", Status::Fail, "vif_y: 2 of 12 frames mismatch");
         worse.per_metric_max_abs_diff.insert("vif_y".into(), Some(4e-5));
         cells.push(worse);
