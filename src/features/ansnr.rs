@@ -5,7 +5,7 @@
 
 use super::gpu::{GpuExtractor, GpuPipeline, floats, planes_bytes, word_buffer};
 use super::picture::{float_peak, float_plane_into, scaler};
-use super::{Extractor, FeatureImpl, options};
+use super::{Extractor, FeatureImpl, Options, options};
 use crate::backend::DeviceInfo;
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
@@ -23,18 +23,39 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     },
     cpu: |geometry, options| {
         options::check("float_ansnr", options, &[])?;
+        if let Some(why) = refuses(geometry, options) {
+            anyhow::bail!(why);
+        }
         Ok(Box::new(AnsnrCpu { bit_depth: geometry.bit_depth, planes: Default::default() }))
     },
     gpu: Some(|gpu, geometry, options| {
         options::check("float_ansnr", options, &[])?;
+        if let Some(why) = refuses(geometry, options) {
+            anyhow::bail!(why);
+        }
         let spec = kernel_for(gpu.device(), std::env::var_os(KERNEL_VAR).as_deref())?;
         gpu_extractor(gpu, geometry, spec)
     }),
     kernels: &[&ANSNR_FILTER_ROWS, &ANSNR_ROW_GROUPS],
     temporal: false,
     chroma_metrics: &[],
-    refuses: super::takes_any_geometry,
+    refuses,
 };
+
+/// ansnr_tools.c's `ansnr_filter2d_s` mirrors an index once (-k to k, h + k
+/// to h - k - 1): with the distorted picture's 5x5 filter, a luma below 3
+/// in either dimension is read outside the picture (valgrind: invalid
+/// reads; libvmaf prints null or a number from memory past the plane), so
+/// there is no score to match.
+fn refuses(geometry: &Geometry, _: &Options) -> Option<String> {
+    let (w, h) = (geometry.width, geometry.height);
+    (w < 3 || h < 3).then(|| {
+        format!(
+            "float_ansnr: frame {w}x{h} is below 3x3, where ansnr_filter2d_s's 5x5 mirror reads outside \
+             the frame (undefined behaviour; libvmaf has no score to match)"
+        )
+    })
+}
 
 /// The GPU pipeline with a given kernel, [`ANSNR_FILTER_ROWS`] or
 /// [`ANSNR_ROW_GROUPS`] (the factory asks [`kernel_for`]; tests take both).
@@ -440,6 +461,28 @@ impl Extractor for AnsnrCpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Below 3x3 the 5x5 mirror reads outside the picture: refused, by the
+    /// CPU reference too (it used to panic on a 216x2 frame).
+    #[test]
+    fn frames_below_3x3_are_refused() {
+        use crate::fixture::Chroma;
+        let none = Options::new();
+        let g = |width, height| Geometry { width, height, bit_depth: 8, chroma: Chroma::Yuv420 };
+        for (w, h) in [(216, 2), (2, 64), (2, 2), (1, 9)] {
+            let why = (FLOAT_ANSNR.refuses)(&g(w, h), &none).unwrap();
+            assert!(why.contains("below 3x3"), "{why}");
+            let err = (FLOAT_ANSNR.cpu)(&g(w, h), &none).err().unwrap();
+            assert_eq!(err.to_string(), why);
+        }
+        for (w, h) in [(3, 3), (3, 64), (216, 3)] {
+            assert!((FLOAT_ANSNR.refuses)(&g(w, h), &none).is_none(), "{w}x{h}");
+            let (r, d) = (super::super::sums::random_frame(g(w, h), 1), super::super::sums::random_frame(g(w, h), 2));
+            let mut scores = Scores::default();
+            let mut ext = (FLOAT_ANSNR.cpu)(&g(w, h), &none).unwrap();
+            ext.extract(0, &r, &d, &mut scores).unwrap();
+        }
+    }
 
     #[test]
     fn mirror_follows_libvmaf_asymmetry() {
