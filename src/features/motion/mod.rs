@@ -237,6 +237,9 @@ fn refuses_integer(geometry: &Geometry, options: &Options, v2: bool) -> Option<S
         }
         return None;
     }
+    // Refused under `motion_force_zero` too, where libvmaf writes zeros
+    // without reading the frame: the GPU pipelines still run their kernels
+    // (PoCL faults on a 2x2 frame).
     (w < MIN_DIM || h < MIN_DIM).then(|| {
         format!(
             "motion: frame {w}x{h} is below 3x3, where integer_motion.c's 5-tap mirror reads outside \
@@ -251,18 +254,9 @@ fn refuses_float(geometry: &Geometry, options: &Options) -> Option<String> {
     let opt = float::FloatOptions::read(options).ok()?;
     let radius = opt.taps().len() / 2;
     let planes: &[usize] = if opt.add_uv { &[0, 1, 2] } else { &[0] };
+    // What init refuses.
     if opt.add_uv && geometry.chroma == Chroma::Yuv400 {
         return Some("float_motion: motion_add_uv needs chroma planes (init returns -EINVAL for 4:0:0)".into());
-    }
-    for &p in planes {
-        let (w, h) = geometry.plane_dims(p);
-        if w <= radius || h <= radius {
-            return Some(format!(
-                "float_motion: plane {p} is {w}x{h}, at most the {}-tap filter's radius {radius} in a dimension: \
-                 convolution_f32_c_s then writes outside the plane (undefined behaviour; libvmaf crashes)",
-                opt.taps().len()
-            ));
-        }
     }
     if opt.add_scale1 && float::half(geometry.width as usize) > float::BILINEAR_MAX_WIDTH {
         return Some(format!(
@@ -270,6 +264,25 @@ fn refuses_float(geometry: &Geometry, options: &Options) -> Option<String> {
             float::half(geometry.width as usize),
             float::BILINEAR_MAX_WIDTH
         ));
+    }
+    // Planes smaller than the filter: refused even under
+    // `motion_force_zero`, where libvmaf writes zeros without reading the
+    // frame, since the GPU pipelines still run their kernels on it.
+    for &p in planes {
+        let (w, h) = geometry.plane_dims(p);
+        if w <= radius || h <= radius {
+            return Some(format!(
+                "float_motion: plane {p} is {w}x{h}, at most the {}-tap filter's radius {radius} in a dimension: \
+                 convolution_f32_c_s then writes outside the plane (undefined behaviour; libvmaf crashes{})",
+                opt.taps().len(),
+                if opt.params.force_zero { "; ulpgate refuses it under motion_force_zero too" } else { "" }
+            ));
+        }
+    }
+    // What is undefined in `extract`, which `motion_force_zero` leaves
+    // before it reads the frame: it writes zeros.
+    if opt.params.force_zero {
+        return None;
     }
     if opt.add_uv && geometry.chroma == Chroma::Yuv420 && geometry.height % 2 == 1 {
         return Some(format!(
@@ -370,5 +383,19 @@ mod tests {
         let s1 = opts(json!({"motion_add_scale1": true}));
         assert!((FLOAT_MOTION.refuses)(&g(15362, 8, Chroma::Yuv444), &s1).unwrap().contains("7680"));
         assert!((FLOAT_MOTION.refuses)(&g(15360, 8, Chroma::Yuv444), &s1).is_none());
+        // motion_force_zero leaves extract before it reads the frame, so
+        // what is undefined there is not refused; init's refusals and
+        // planes below the filter (the GPU kernels still read them) are.
+        let zero = |mut o: serde_json::Value| {
+            o["motion_force_zero"] = json!(true);
+            opts(o)
+        };
+        let fz_uv_s1 = zero(json!({"motion_add_uv": true, "motion_add_scale1": true}));
+        assert!((FLOAT_MOTION.refuses)(&g(64, 8, Chroma::Yuv420), &fz_uv_s1).is_none());
+        assert!((FLOAT_MOTION.refuses)(&g(8, 9, Chroma::Yuv420), &zero(json!({"motion_add_uv": true}))).is_none());
+        assert!((FLOAT_MOTION.refuses)(&g(8, 8, Chroma::Yuv400), &zero(json!({"motion_add_uv": true}))).is_some());
+        let why = (FLOAT_MOTION.refuses)(&g(2, 2, Chroma::Yuv444), &zero(json!({}))).unwrap();
+        assert!(why.contains("under motion_force_zero too"), "{why}");
+        assert!((MOTION.refuses)(&g(2, 2, Chroma::Yuv444), &zero(json!({}))).unwrap().contains("below 3x3"));
     }
 }
