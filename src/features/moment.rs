@@ -3,7 +3,7 @@
 
 use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
 use super::picture::{float_plane_into, scaler};
-use super::sums::{float_sums_are_exact, sum_and_squares};
+use super::sums::{float_sums_are_exact, largest_sample, sum_and_squares};
 use super::{Extractor, FeatureImpl, options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
@@ -145,7 +145,9 @@ impl MomentCpu {
     fn moments(&mut self, frame: &Frame) -> (f64, f64) {
         let geometry = &frame.geometry;
         let n = geometry.plane_samples(0);
-        if float_sums_are_exact(n, geometry.max_value()) {
+        // The samples as they are, not the bit depth's maximum: a 10-bit
+        // file may hold larger words, whose float squares round.
+        if float_sums_are_exact(n, largest_sample(&[frame.plane(0)])) {
             // Each v / s, its f32 square v² / s² and every partial sum in
             // double are exact (see `float_sums_are_exact`): moment.c's sums
             // are the integer sums over s and s², in any order.
@@ -184,6 +186,26 @@ mod tests {
                 let (a, b) = (MomentCpu::default().moments(&frame), moments(&float_plane(&frame, 0, 0)));
                 assert_eq!((a.0.to_bits(), a.1.to_bits()), (b.0.to_bits(), b.1.to_bits()), "{geometry}");
             }
+        }
+    }
+
+    /// A 10- or 12-bit file may hold words above its bit depth's maximum;
+    /// libvmaf reads them as they are and rounds their float squares. The
+    /// integer path took the bit depth's word for it and was 0.038 off on
+    /// a 64x32 10-bit frame (found against libvmaf 3.2.0).
+    #[test]
+    fn samples_above_the_bit_depth_are_squared_as_libvmaf_squares_them() {
+        use crate::features::picture::float_plane;
+        use crate::fixture::{Chroma, Frame, Samples};
+        for bit_depth in [10, 12] {
+            let geometry = Geometry { width: 64, height: 32, bit_depth, chroma: Chroma::Yuv420 };
+            let mut words: Vec<u16> = (0..geometry.frame_samples()).map(|i| (i * 37 % 1024) as u16).collect();
+            for (i, w) in words.iter_mut().enumerate().step_by(5) {
+                *w = 65504 - (i % 977) as u16;
+            }
+            let frame = Frame::new(geometry, Samples::U16(words)).unwrap();
+            let (a, b) = (MomentCpu::default().moments(&frame), moments(&float_plane(&frame, 0, 0)));
+            assert_eq!((a.0.to_bits(), a.1.to_bits()), (b.0.to_bits(), b.1.to_bits()), "{geometry}");
         }
     }
 

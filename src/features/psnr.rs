@@ -3,7 +3,7 @@
 use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
 use super::options::{self, OptionDef};
 use super::picture::{float_peak, float_plane_into, scaler};
-use super::sums::float_sums_are_exact;
+use super::sums::{float_sums_are_exact, largest_sample};
 use super::{Extractor, FeatureImpl, Options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Chroma, Frame, Geometry, PlaneRef};
@@ -215,7 +215,10 @@ impl Extractor for FloatPsnrCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let geometry = &reference.geometry;
         let samples = geometry.plane_samples(0);
-        let noise = if float_sums_are_exact(samples, geometry.max_value()) {
+        // The samples as they are, not the bit depth's maximum: a 10-bit
+        // file may hold larger words, whose float squares round.
+        let largest = largest_sample(&[reference.plane(0), distorted.plane(0)]);
+        let noise = if float_sums_are_exact(samples, largest) {
             // Every difference, square and partial sum below is exact (see
             // `float_sums_are_exact`), so the noise is the integer sum of
             // squared errors over the scaler²: the same bits, in any order.
@@ -426,6 +429,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Words above the bit depth's maximum (a 10-bit file may hold them)
+    /// take the float loop, as libvmaf squares them in float.
+    #[test]
+    fn float_psnr_of_samples_above_the_bit_depth_takes_the_float_loop() {
+        use crate::fixture::{Frame, Samples};
+        let geometry = Geometry { width: 64, height: 32, bit_depth: 10, chroma: Chroma::Yuv420 };
+        let zeros = Frame::new(geometry, Samples::U16(vec![0; geometry.frame_samples()])).unwrap();
+        let words = (0..geometry.frame_samples()).map(|i| if i % 5 == 0 { 65504 - (i % 977) as u16 } else { 7 });
+        let big = Frame::new(geometry, Samples::U16(words.collect())).unwrap();
+        let mut ext = FloatPsnrCpu { bit_depth: 10, r: Vec::new(), d: Vec::new() };
+        let mut out = Scores::default();
+        ext.extract(0, &zeros, &big, &mut out).unwrap();
+        let noise = float_noise(&zeros, &big, &mut Vec::new(), &mut Vec::new());
+        let expected = float_psnr_score(noise, geometry.plane_samples(0), 10);
+        assert_eq!(out.get("float_psnr").unwrap()[0].to_bits(), expected.to_bits());
+        // The integer sum gives other bits here: the test can tell.
+        let exact = plane_sse(zeros.plane(0), big.plane(0)) as f64 / 16.0;
+        assert_ne!(float_psnr_score(exact, geometry.plane_samples(0), 10).to_bits(), expected.to_bits());
     }
 
     /// A fixture whose distorted side is its reference.

@@ -72,6 +72,21 @@ pub fn float_sums_are_exact(samples: usize, max_value: u32) -> bool {
     max_value < 1 << 12 && (samples as u128) * u128::from(max_value).pow(2) < 1 << 53
 }
 
+/// The largest sample of `planes`, the bound [`float_sums_are_exact`]
+/// needs: a 10- or 12-bit file may hold words above its bit depth's
+/// maximum, which libvmaf reads as they are (and then squares in float,
+/// rounding). An 8-bit plane needs no pass: its samples are at most 255.
+pub fn largest_sample(planes: &[PlaneRef<'_>]) -> u32 {
+    planes
+        .iter()
+        .map(|p| match p {
+            PlaneRef::U8 { .. } => 255,
+            PlaneRef::U16 { data, .. } => u32::from(data.iter().copied().max().unwrap_or(0)),
+        })
+        .max()
+        .unwrap_or(0)
+}
+
 #[inline(always)]
 fn sse_u8(a: &[u8], b: &[u8]) -> u64 {
     assert_eq!(a.len(), b.len(), "planes of one geometry");
