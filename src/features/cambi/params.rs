@@ -281,6 +281,22 @@ impl Plan {
                  but taller) than the encoding size {enc_w}x{enc_h}, -EINVAL"
             ));
         }
+        // cambi.c's `decimate_generic_uint16_and_convert_to_10b` copies a
+        // 10-bit picture of the encoding size with one memcpy of the input's
+        // stride, into a buffer whose stride (32-sample aligned, like every
+        // vmaf_picture_alloc) `full_ref` sizes for a wider source: the rows
+        // land shifted, and the last rows hold what that buffer held before
+        // (the previous frame's source). That score is a bug's, and depends
+        // on the caller's picture strides: there is nothing to match.
+        let stride = |width: u32| width.div_ceil(32) * 32;
+        if s.full_ref && geometry.bit_depth == 10 && (enc_w, enc_h) == (w, h) && stride(src_w.max(enc_w)) != stride(w) {
+            return refuse(format!(
+                "with full_ref, a source of width {src_w} wider than the {w}-pixel 10-bit input makes libvmaf's \
+                 cambi copy the distorted picture into a buffer of another stride with one memcpy \
+                 (decimate_generic_uint16_and_convert_to_10b): its rows land shifted, so libvmaf's score has \
+                 no defined value to match"
+            ));
+        }
         let enc_pixels = u64::from(enc_w) * u64::from(enc_h);
         let speedup = match s.high_res_speedup {
             1080 => enc_pixels >= 1920 * 1080,
@@ -446,6 +462,28 @@ mod tests {
 
     fn opts(v: serde_json::Value) -> Options {
         serde_json::from_value(v).unwrap()
+    }
+
+    /// libvmaf 3.2.0's 10-bit memcpy into a buffer sized for a wider
+    /// source: refused (the differential test found libvmaf's scores 0.003
+    /// to 2.8 off the port there, every case 10-bit with a wider source).
+    #[test]
+    fn a_wider_source_at_10_bits_with_full_ref_is_refused() {
+        let g = |width, height, bit_depth| Geometry { width, height, bit_depth, chroma: Chroma::Yuv420 };
+        let wide = opts(json!({"full_ref": true, "src_width": 400, "src_height": 300}));
+        let why = refuses(&g(330, 278, 10), &wide).unwrap();
+        assert!(why.contains("decimate_generic_uint16_and_convert_to_10b"), "{why}");
+        // 8 and 12 bits copy row by row; without full_ref the buffer is the
+        // input's size; a source whose stride is the input's copies right;
+        // an encoding size below the input is scaled row by row.
+        assert!(refuses(&g(330, 278, 8), &wide).is_none());
+        assert!(refuses(&g(330, 278, 12), &wide).is_none());
+        assert!(refuses(&g(330, 278, 10), &opts(json!({"src_width": 400, "src_height": 300}))).is_none());
+        let same_stride = opts(json!({"full_ref": true, "src_width": 352, "src_height": 300}));
+        assert!(refuses(&g(330, 278, 10), &same_stride).is_none());
+        let scaled =
+            opts(json!({"full_ref": true, "src_width": 400, "src_height": 300, "enc_width": 320, "enc_height": 240}));
+        assert!(refuses(&g(330, 278, 10), &scaled).is_none());
     }
 
     #[test]
