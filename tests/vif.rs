@@ -297,7 +297,7 @@ fn frames_too_small_for_the_filters_are_skipped_with_libvmafs_reason() {
     for c in &cells {
         assert_eq!(c["status"], "SKIP", "{c}");
         let note = c["note"].as_str().unwrap();
-        assert!(note.contains("has no defined score at 15x16: scale 3 is 1x2"), "{note}");
+        assert!(note.contains("has no score to reproduce at 15x16: scale 3 is 1x2"), "{note}");
     }
     // 16 x 16, the smallest picture both take, is scored on both sides.
     let gate = raw_gate(dir.path(), "[vif, float_vif]", (16, 16));

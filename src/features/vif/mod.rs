@@ -389,14 +389,16 @@ pub fn strip_shape(device: &crate::backend::DeviceInfo) -> Result<bool> {
     Ok(strip && (forced || device.backend == "vulkan"))
 }
 
-/// Why libvmaf has no defined score below a size: both extractors mirror
-/// each scale's filter at the picture's edges (index -i reads i, n - 1 + i
-/// reads n - 1 - i), which stays inside the picture only while each scale
-/// has more rows and columns than the filter's half width. Below that,
-/// libvmaf reads memory outside the picture (`vif` stale rows of its
-/// buffers, `float_vif` uninitialised or unowned memory: scores that change
-/// from run to run, or a crash), so there is no score to reproduce; the
-/// cell is SKIP with this reason. Scale `s` is the picture halved `s`
+/// Why libvmaf has no score to reproduce below a size: both extractors
+/// mirror each scale's filter at the picture's edges (index -i reads i,
+/// n - 1 + i reads n - 1 - i), which stays inside the picture only while
+/// each scale has more rows and columns than the filter's half width.
+/// Below that, libvmaf reads memory outside the picture: `vif` the rows its
+/// own zeroed buffers hold from earlier scales and frames (valgrind-clean
+/// and the same from run to run, but a function of its buffer layout and
+/// history, not of the picture), `float_vif` memory it does not own or has
+/// not written (scores that change from run to run, or a crash). The cell
+/// is SKIP with this reason. Scale `s` is the picture halved `s`
 /// times; it is filtered with filter `s`, and (from scale 1) the picture
 /// of scale `s - 1` is too, before the halving.
 pub fn too_small(
@@ -409,10 +411,15 @@ pub fn too_small(
         let half = filter_width(s) / 2;
         let (ws, hs) = (w >> s, h >> s);
         if ws <= half || hs <= half {
+            let instead = if feature == "vif" {
+                "rows its buffers hold from earlier scales and frames"
+            } else {
+                "memory it does not own or has not written"
+            };
             return Some(format!(
-                "libvmaf's {feature} has no defined score at {w}x{h}: scale {s} is {ws}x{hs}, and its {}-tap \
+                "libvmaf's {feature} has no score to reproduce at {w}x{h}: scale {s} is {ws}x{hs}, and its {}-tap \
                  filter mirrored at the edges reads outside the picture (it needs more than {half} rows and \
-                 columns there)",
+                 columns there), so it reads {instead}",
                 filter_width(s)
             ));
         }
