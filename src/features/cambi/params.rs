@@ -165,6 +165,11 @@ impl Contrast {
         // visibility floor lies above every threshold. A pixel then needs
         // v >= base and v + num_diffs <= tvi[d] <= last < base - 1 at once to
         // have a c-value: none has, so counting nothing is the same scores.
+        // (libvmaf itself, counting into a band that size, reads its
+        // histograms out of bounds on some pictures: valgrind, and a SIGSEGV
+        // with tvi_threshold=0.0784:cambi_vis_lum_threshold=3.142:eotf=pq
+        // in the twenty-eighth session's differential test. Where it
+        // finished, it printed these scores.)
         let band_size = (last + 1).saturating_sub(band_base);
         Ok(Contrast {
             num_diffs,
