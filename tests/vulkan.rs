@@ -174,6 +174,8 @@ fn a_missing_driver_is_a_skip_when_vulkan_is_optional() {
         assert_eq!(c["status"], "SKIP");
         let note = c["note"].as_str().unwrap();
         assert!(note.contains("(optional)") && note.contains("ERROR_INCOMPATIBLE_DRIVER"), "{note}");
+        // And where a driver comes from, for a machine without one.
+        assert!(note.contains("Debian's mesa-vulkan-drivers"), "{note}");
     }
 }
 

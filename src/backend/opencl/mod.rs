@@ -51,7 +51,8 @@ fn find_devices() -> Result<Vec<Found>, String> {
     check_loader()?;
     let platforms = get_platforms().map_err(|e| match e.0 {
         opencl3::error_codes::CL_PLATFORM_NOT_FOUND_KHR => {
-            "the OpenCL ICD loader found no platform (no vendor ICD in /etc/OpenCL/vendors or OCL_ICD_VENDORS)"
+            "the OpenCL ICD loader found no platform (no vendor ICD in /etc/OpenCL/vendors or OCL_ICD_VENDORS; \
+             on the CPU, PoCL: Debian's pocl-opencl-icd)"
                 .to_string()
         }
         _ => format!("cannot list OpenCL platforms: {e}"),
@@ -89,7 +90,10 @@ fn check_loader() -> Result<(), String> {
             Err(e) => last = e.to_string(),
         }
     }
-    Err(format!("no OpenCL ICD loader: {last}"))
+    Err(format!(
+        "no OpenCL ICD loader (libOpenCL.so.1: {last}; Debian: ocl-icd-libopencl1, with a driver such as \
+         pocl-opencl-icd on the CPU)"
+    ))
 }
 
 fn describe(device: &Device, platform: &Platform) -> Result<DeviceInfo, ClError> {

@@ -72,8 +72,8 @@ impl Instance {
     pub fn new() -> Result<Instance, String> {
         // SAFETY: loading the system's Vulkan loader runs its initialisers;
         // that is the documented way to use it.
-        let entry =
-            unsafe { ash::Entry::load() }.map_err(|e| format!("cannot load the Vulkan loader (libvulkan): {e}"))?;
+        let entry = unsafe { ash::Entry::load() }
+            .map_err(|e| format!("cannot load the Vulkan loader (libvulkan; Debian: libvulkan1): {e}"))?;
         // SAFETY: plain queries through a loaded entry.
         let loader_version = unsafe { entry.try_enumerate_instance_version() }
             .map_err(|e| format!("vkEnumerateInstanceVersion: {e:?}"))?
@@ -113,7 +113,13 @@ impl Instance {
             Err(e) => {
                 let said = messages.lock().map(|m| m.join("; ")).unwrap_or_default();
                 let said = if said.is_empty() { String::new() } else { format!(": {said}") };
-                Err(format!("vkCreateInstance failed with {e:?} ({e}){said}{}", driver_environment()))
+                // Where to get one, for the machine that has none at all.
+                let hint = if e == vk::Result::ERROR_INCOMPATIBLE_DRIVER {
+                    "; a Vulkan driver is needed (on the CPU, Mesa lavapipe: Debian's mesa-vulkan-drivers)"
+                } else {
+                    ""
+                };
+                Err(format!("vkCreateInstance failed with {e:?} ({e}){said}{}{hint}", driver_environment()))
             }
         }
     }
