@@ -17,7 +17,9 @@ cd "$(dirname "$0")/.."
 # Debian packages (as root, or through sudo).
 need=()
 for pkg in mesa-vulkan-drivers libvulkan1 pocl-opencl-icd ocl-icd-libopencl1; do
-    dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+    # Installed, not merely known: a removed package keeps its conffiles
+    # and `dpkg -s` still succeeds for it.
+    [ "$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null)" = "install ok installed" ] || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then
     echo "scripts/test.sh: installing ${need[*]}" >&2
