@@ -124,18 +124,14 @@ def ffmpeg_source(spec, p, out):
     w, h = spec["w"], spec["h"]
     src = p["src"]
     sw, sh = p.get("sw", w), p.get("sh", h)
-    if src == "testsrc2":
-        lav = f"testsrc2=s={sw}x{sh}:r=24"
-    elif src == "mandelbrot":
-        lav = f"mandelbrot=s={sw}x{sh}:r=24"
-    elif src == "noise":
+    sources = {
+        "testsrc2": "", "mandelbrot": "", "smptehdbars": "",
+        "cellauto": f":seed={p.get('seed')}", "life": f":seed={p.get('seed')}:mold=10:ratio=0.3",
+    }
+    if src == "noise":
         lav = f"color=c=gray:s={sw}x{sh}:r=24,noise=alls={p.get('str', 60)}:allf=t+u:all_seed={p['seed']}"
-    elif src == "smptehdbars":
-        lav = f"smptehdbars=s={sw}x{sh}:r=24"
-    elif src == "cellauto":
-        lav = f"cellauto=s={sw}x{sh}:r=24:seed={p['seed']}"
-    elif src == "life":
-        lav = f"life=s={sw}x{sh}:r=24:seed={p['seed']}:mold=10:ratio=0.3"
+    elif src in sources:
+        lav = f"{src}=s={sw}x{sh}:r=24{sources[src]}"
     else:
         raise ValueError(src)
     vf = f"scale={w}:{h}:flags={p.get('flags','bicubic')}+accurate_rnd+full_chroma_int+bitexact,format={pix_fmt(spec['chroma'], spec['bits'])}"
