@@ -246,10 +246,7 @@ fn small_fixtures_are_skipped_cells_with_the_reason() {
             "{HEADER}features: [cambi]\nbackends: {{golden: {{}}, cpu: {{}}}}\npairs: [[golden, cpu]]\nfixtures:\n{FX_8BIT}"
         ),
     );
-    let json = dir.path().join("r.json");
-    let out = ulpgate().arg("run").arg(&gate).arg("--json-out").arg(&json).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report = run_report(dir.path(), &gate, &[]);
     let cell = &report["cells"][0];
     assert_eq!(cell["status"], "SKIP", "{cell}");
     let note = cell["note"].as_str().unwrap();

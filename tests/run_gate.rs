@@ -300,10 +300,7 @@ fn psnr_on_luma_only_input_expects_luma_only() {
              synthetic: {{width: 64, height: 48, frames: 3, bit_depth: 10, chroma: \"400\", seed: 3}}\n"
         ),
     );
-    let json = dir.path().join("r.json");
-    let out = ulpgate().arg("run").arg(&gate).arg("--json-out").arg(&json).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let report = run_report(dir.path(), &gate, &[]);
     let cells = report["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 2);
     for cell in cells {
@@ -335,10 +332,7 @@ fn sixteen_bit_squares_round_as_libvmaf_rounds_them_on_both_drivers() {
              distortion: {{blur: 2, quantize: 64, noise: 100.0}}}}\n"
         ),
     );
-    let json = dir.path().join("r.json");
-    let out = ulpgate().arg("run").arg(&gate).arg("--json-out").arg(&json).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let report = run_report(dir.path(), &gate, &[]);
     let cells = report["cells"].as_array().unwrap();
     assert_eq!(cells.len(), 6, "3 features x 2 pairs");
     for cell in cells {

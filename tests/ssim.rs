@@ -367,14 +367,7 @@ fn too_small_frames_are_refused_by_score_and_skipped_by_a_gate() {
             common::HEADER
         ),
     );
-    let json = dir.path().join("r.json");
-    let out = common::ulpgate()
-        .args(["run", gate.to_str().expect("utf-8"), "--vulkan-device", "llvmpipe", "--json-out"])
-        .arg(&json)
-        .output()
-        .expect("runs");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("report")).unwrap();
+    let report = common::run_report(dir.path(), &gate, &["--vulkan-device", "llvmpipe"]);
     let cells = report["cells"].as_array().expect("cells");
     let ms = cells.iter().find(|c| c["feature"] == "float_ms_ssim").expect("ms_ssim cell");
     assert_eq!(ms["status"], "SKIP");
@@ -406,7 +399,7 @@ fn the_checked_division_is_bit_exact_on_lavapipe_too() {
 /// where it is not (403x384: scale 2); every cell OK with the CPU's bits.
 #[test]
 fn a_gate_computes_both_features_in_one_pass_where_they_share_work() {
-    use common::{FX_8BIT, HEADER, ulpgate, write};
+    use common::{FX_8BIT, HEADER, write};
     let dir = tempfile::tempdir().unwrap();
     let gate = format!(
         "{HEADER}features:\n  - {{name: float_ssim, options: {{enable_lcs: true}}}}\n  - float_ms_ssim\nbackends:\n  \
@@ -415,10 +408,7 @@ fn a_gate_computes_both_features_in_one_pass_where_they_share_work() {
          synthetic: {{width: 403, height: 384, frames: 1, bit_depth: 8, chroma: \"420\", seed: 9}}\n"
     );
     let path = write(dir.path(), "g.yaml", &gate);
-    let json = dir.path().join("r.json");
-    let out = ulpgate().arg("run").arg(&path).arg("--json-out").arg(&json).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let report = common::run_report(dir.path(), &path, &[]);
     for c in report["cells"].as_array().unwrap() {
         assert_eq!(c["status"], "OK", "{c}");
         for (metric, diff) in c["per_metric_max_abs_diff"].as_object().unwrap() {

@@ -42,6 +42,15 @@ pub const HEADER: &str = "schema_version: 1\nname: t\nregistry: @ROOT@/gates/fea
 /// The 8-bit 4:2:0 reference fixture pair (12 frames).
 pub const FX_8BIT: &str = "  - name: fx\n    reference: @ROOT@/fixtures/reference/testsrc2_200x184_8bit_420/ref.yuv\n    distorted: @ROOT@/fixtures/reference/testsrc2_200x184_8bit_420/dist_x264.yuv\n    geometry: {width: 200, height: 184, bit_depth: 8, chroma: \"420\"}\n    golden: @ROOT@/fixtures/reference/scores/testsrc2_200x184_8bit_420/dist_x264\n";
 
+/// `ulpgate run GATE ARGS --json-out <dir>/r.json`, which must exit 0 (the
+/// message is its standard error), and the report it wrote.
+pub fn run_report(dir: &Path, gate: &Path, args: &[&str]) -> serde_json::Value {
+    let json = dir.join("r.json");
+    let out = ulpgate().arg("run").arg(gate).args(args).arg("--json-out").arg(&json).output().expect("runs");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&std::fs::read_to_string(&json).expect("report written")).expect("report is JSON")
+}
+
 /// The report JSON without its timing block (the part that may vary).
 pub fn without_timing(json: &str) -> serde_json::Value {
     let mut v: serde_json::Value = serde_json::from_str(json).expect("report is JSON");
