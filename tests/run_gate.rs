@@ -285,6 +285,10 @@ fn the_summary_lists_failures_one_by_one_and_folds_what_passed() {
     assert!(text.contains("FAIL: 4 cells, 2 OK, 2 FAIL"), "{text}");
 }
 
+/// cpu against PoCL and lavapipe, both required: a cell is never a SKIP.
+const ON_BOTH_DRIVERS: &str = "backends: {cpu: {}, opencl: {required: true}, vulkan: {required: true, device: llvmpipe}}\n\
+                               pairs: [[cpu, opencl], [cpu, vulkan]]\n";
+
 /// libvmaf's psnr emits only `psnr_y` on 4:0:0 input (integer_psnr.c turns
 /// `enable_chroma` off for YUV400P): such a cell expects that metric alone,
 /// where it used to ERROR with "produced no psnr_cb, psnr_cr".
@@ -295,8 +299,7 @@ fn psnr_on_luma_only_input_expects_luma_only() {
         dir.path(),
         "g.yaml",
         &format!(
-            "{HEADER}features: [psnr]\nbackends: {{cpu: {{}}, opencl: {{required: true}}, vulkan: {{required: true, device: llvmpipe}}}}\n\
-             pairs: [[cpu, opencl], [cpu, vulkan]]\nfixtures:\n  - name: mono\n    \
+            "{HEADER}features: [psnr]\n{ON_BOTH_DRIVERS}fixtures:\n  - name: mono\n    \
              synthetic: {{width: 64, height: 48, frames: 3, bit_depth: 10, chroma: \"400\", seed: 3}}\n"
         ),
     );
@@ -326,8 +329,7 @@ fn sixteen_bit_squares_round_as_libvmaf_rounds_them_on_both_drivers() {
         "g.yaml",
         &format!(
             "{HEADER}features:\n  - float_psnr\n  - float_moment\n  - {{name: psnr, options: {{enable_mse: true, min_sse: 0.5, reduced_hbd_peak: true}}}}\n\
-             backends: {{cpu: {{}}, opencl: {{required: true}}, vulkan: {{required: true, device: llvmpipe}}}}\n\
-             pairs: [[cpu, opencl], [cpu, vulkan]]\nfixtures:\n  - name: loud\n    \
+             {ON_BOTH_DRIVERS}fixtures:\n  - name: loud\n    \
              synthetic: {{width: 61, height: 37, frames: 2, bit_depth: 16, chroma: \"420\", seed: 5, \
              distortion: {{blur: 2, quantize: 64, noise: 100.0}}}}\n"
         ),
