@@ -3,7 +3,7 @@
 
 use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
 use super::picture::{float_plane_into, scaler};
-use super::sums::{float_sums_are_exact, largest_sample, sum_and_squares};
+use super::sums::{float_sums_are_exact, sum_and_squares};
 use super::{Extractor, FeatureImpl, options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Frame, Geometry};
@@ -145,13 +145,13 @@ impl MomentCpu {
     fn moments(&mut self, frame: &Frame) -> (f64, f64) {
         let geometry = &frame.geometry;
         let n = geometry.plane_samples(0);
-        // The samples as they are, not the bit depth's maximum: a 10-bit
-        // file may hold larger words, whose float squares round.
-        if float_sums_are_exact(n, largest_sample(&[frame.plane(0)])) {
+        // The bound is the samples' own (OR-ed), not the bit depth's: a
+        // 10-bit file may hold larger words, whose float squares round.
+        let (sum, squares, bits) = sum_and_squares(frame.plane(0));
+        if float_sums_are_exact(n, bits) {
             // Each v / s, its f32 square v² / s² and every partial sum in
             // double are exact (see `float_sums_are_exact`): moment.c's sums
             // are the integer sums over s and s², in any order.
-            let (sum, squares) = sum_and_squares(frame.plane(0));
             let s = f64::from(scaler(geometry.bit_depth));
             return (sum as f64 / s / n as f64, squares as f64 / (s * s) / n as f64);
         }

@@ -3,7 +3,7 @@
 use super::gpu::{GpuExtractor, GpuPipeline, planes_bytes, sum_u64_partials, word_buffer};
 use super::options::{self, OptionDef};
 use super::picture::{float_peak, float_plane_into, scaler};
-use super::sums::{float_sums_are_exact, largest_sample};
+use super::sums::{float_sums_are_exact, squared_error_and_bits};
 use super::{Extractor, FeatureImpl, Options};
 use crate::backend::gpu::{Arg, Buffer, Gpu, Kernel, KernelSpec, Stream, groups_for};
 use crate::fixture::{Chroma, Frame, Geometry, PlaneRef};
@@ -215,15 +215,15 @@ impl Extractor for FloatPsnrCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let geometry = &reference.geometry;
         let samples = geometry.plane_samples(0);
-        // The samples as they are, not the bit depth's maximum: a 10-bit
-        // file may hold larger words, whose float squares round.
-        let largest = largest_sample(&[reference.plane(0), distorted.plane(0)]);
-        let noise = if float_sums_are_exact(samples, largest) {
+        // The bound is the samples' own (OR-ed), not the bit depth's: a
+        // 10-bit file may hold larger words, whose float squares round.
+        let (sse, bits) = squared_error_and_bits(reference.plane(0), distorted.plane(0));
+        let noise = if float_sums_are_exact(samples, bits) {
             // Every difference, square and partial sum below is exact (see
             // `float_sums_are_exact`), so the noise is the integer sum of
             // squared errors over the scaler²: the same bits, in any order.
             let s = f64::from(scaler(self.bit_depth));
-            plane_sse(reference.plane(0), distorted.plane(0)) as f64 / (s * s)
+            sse as f64 / (s * s)
         } else {
             float_noise(reference, distorted, &mut self.r, &mut self.d)
         };

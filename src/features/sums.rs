@@ -53,12 +53,49 @@ pub fn squared_error_u16(a: &[u16], b: &[u16]) -> u64 {
     dispatch_avx2!(sse_u16, sse_u16_avx2, (a: &[u16], b: &[u16]) -> u64)
 }
 
-/// (Σ v, Σ v²) of a plane, exactly.
-pub fn sum_and_squares(plane: PlaneRef<'_>) -> (u64, u64) {
+/// (Σ v, Σ v², bits) of a plane, exactly; `bits` is every sample OR-ed
+/// together (255 for 8-bit samples), the bound [`float_sums_are_exact`]
+/// takes (see [`squared_error_and_bits`]).
+pub fn sum_and_squares(plane: PlaneRef<'_>) -> (u64, u64, u32) {
     match plane {
-        PlaneRef::U8 { data, .. } => dispatch_avx2!(sums_u8, sums_u8_avx2, (data: &[u8]) -> (u64, u64)),
-        PlaneRef::U16 { data, .. } => dispatch_avx2!(sums_u16, sums_u16_avx2, (data: &[u16]) -> (u64, u64)),
+        PlaneRef::U8 { data, .. } => {
+            let (sum, squares) = sums_of_u8(data);
+            (sum, squares, 255)
+        }
+        PlaneRef::U16 { data, .. } => {
+            let (sum, squares, bits) = sums_of_u16(data);
+            (sum, squares, u32::from(bits))
+        }
     }
+}
+
+fn sums_of_u8(data: &[u8]) -> (u64, u64) {
+    dispatch_avx2!(sums_u8, sums_u8_avx2, (data: &[u8]) -> (u64, u64))
+}
+
+fn sums_of_u16(data: &[u16]) -> (u64, u64, u16) {
+    dispatch_avx2!(sums_u16, sums_u16_avx2, (data: &[u16]) -> (u64, u64, u16))
+}
+
+/// Σ (a - b)² over two planes of one geometry, exactly, and every sample
+/// of both OR-ed together (255 for 8-bit samples): a bound of the largest
+/// sample with its bit length (`bits < 2^k` exactly when every sample is),
+/// taken in the same pass. A 10- or 12-bit file may hold words above its
+/// bit depth's maximum, which libvmaf reads as they are (and squares in
+/// float, rounding), so the bit depth alone does not bound them.
+pub fn squared_error_and_bits(a: PlaneRef<'_>, b: PlaneRef<'_>) -> (u64, u32) {
+    match (a, b) {
+        (PlaneRef::U8 { data: a, .. }, PlaneRef::U8 { data: b, .. }) => (squared_error_u8(a, b), 255),
+        (PlaneRef::U16 { data: a, .. }, PlaneRef::U16 { data: b, .. }) => {
+            let (sse, bits) = squared_error_and_bits_u16(a, b);
+            (sse, u32::from(bits))
+        }
+        _ => unreachable!("a fixture's reference and distorted share one geometry"),
+    }
+}
+
+fn squared_error_and_bits_u16(a: &[u16], b: &[u16]) -> (u64, u16) {
+    dispatch_avx2!(sse_bits_u16, sse_bits_u16_avx2, (a: &[u16], b: &[u16]) -> (u64, u16))
 }
 
 /// Whether libvmaf's float arithmetic over this plane is exact, so that
@@ -70,21 +107,6 @@ pub fn sum_and_squares(plane: PlaneRef<'_>) -> (u64, u64) {
 /// bits for any frame up to 2^29 samples; never at 16 bits.
 pub fn float_sums_are_exact(samples: usize, max_value: u32) -> bool {
     max_value < 1 << 12 && (samples as u128) * u128::from(max_value).pow(2) < 1 << 53
-}
-
-/// The largest sample of `planes`, the bound [`float_sums_are_exact`]
-/// needs: a 10- or 12-bit file may hold words above its bit depth's
-/// maximum, which libvmaf reads as they are (and then squares in float,
-/// rounding). An 8-bit plane needs no pass: its samples are at most 255.
-pub fn largest_sample(planes: &[PlaneRef<'_>]) -> u32 {
-    planes
-        .iter()
-        .map(|p| match p {
-            PlaneRef::U8 { .. } => 255,
-            PlaneRef::U16 { data, .. } => u32::from(data.iter().copied().max().unwrap_or(0)),
-        })
-        .max()
-        .unwrap_or(0)
 }
 
 #[inline(always)]
@@ -103,6 +125,16 @@ fn sse_u8(a: &[u8], b: &[u8]) -> u64 {
         total += u64::from(block);
     }
     total
+}
+
+#[inline(always)]
+fn sse_bits_u16(a: &[u16], b: &[u16]) -> (u64, u16) {
+    assert_eq!(a.len(), b.len(), "planes of one geometry");
+    let (sse, bits) = a.iter().zip(b).fold((0u64, 0u32), |(sse, bits), (&x, &y)| {
+        let d = u32::from(x.abs_diff(y));
+        (sse + u64::from(d * d), bits | u32::from(x | y))
+    });
+    (sse, bits as u16)
 }
 
 #[inline(always)]
@@ -132,11 +164,14 @@ fn sums_u8(data: &[u8]) -> (u64, u64) {
 }
 
 #[inline(always)]
-fn sums_u16(data: &[u16]) -> (u64, u64) {
-    data.iter().fold((0u64, 0u64), |(s, q), &v| {
-        let v = u32::from(v);
-        (s + u64::from(v), q + u64::from(v * v))
-    })
+fn sums_u16(data: &[u16]) -> (u64, u64, u16) {
+    // The OR in the sums' 64-bit lanes: one lane width keeps the loop in
+    // vectors (a 16-bit OR beside them took a fifth off its speed).
+    let (s, q, bits) = data.iter().fold((0u64, 0u64, 0u64), |(s, q, bits), &v| {
+        let w = u64::from(v);
+        (s + w, q + w * w, bits | w)
+    });
+    (s, q, bits as u16)
 }
 
 /// A frame of uniformly random samples over the whole range of its bit
@@ -184,13 +219,24 @@ mod tests {
                     (a.iter().map(|&v| v as u8).collect(), b.iter().map(|&v| v as u8).collect());
                 assert_eq!(squared_error_u8(&a8, &b8), sse);
                 assert_eq!(sse_u8(&a8, &b8), sse, "baseline build");
-                assert_eq!(sum_and_squares(PlaneRef::U8 { width: n, height: 1, data: &a8 }), (sum, sq));
+                assert_eq!(sum_and_squares(PlaneRef::U8 { width: n, height: 1, data: &a8 }), (sum, sq, 255));
                 assert_eq!(sums_u8(&a8), (sum, sq), "baseline build");
             }
             let (a16, b16): (Vec<u16>, Vec<u16>) =
                 (a.iter().map(|&v| v as u16).collect(), b.iter().map(|&v| v as u16).collect());
             assert_eq!(squared_error_u16(&a16, &b16), sse);
-            assert_eq!(sum_and_squares(PlaneRef::U16 { width: n, height: 1, data: &a16 }), (sum, sq));
+            // The OR of the samples: below 2^k exactly when each one is.
+            let or = |v: &[u64]| v.iter().fold(0, |o, &x| o | x) as u32;
+            let bits = or(&a);
+            assert_eq!(sum_and_squares(PlaneRef::U16 { width: n, height: 1, data: &a16 }), (sum, sq, bits));
+            assert_eq!(sums_u16(&a16), (sum, sq, bits as u16), "baseline build");
+            let both = (sse, or(&a) | or(&b));
+            let (pa, pb) =
+                (PlaneRef::U16 { width: n, height: 1, data: &a16 }, PlaneRef::U16 { width: n, height: 1, data: &b16 });
+            assert_eq!(squared_error_and_bits(pa, pb), both);
+            assert_eq!(sse_bits_u16(&a16, &b16), (both.0, both.1 as u16), "baseline build");
+            let max = a.iter().chain(&b).max().copied().unwrap_or(0);
+            assert_eq!(both.1.leading_zeros(), (max as u32).leading_zeros(), "the same bit length as the largest");
         }
     }
 
