@@ -90,11 +90,31 @@ impl DeviceInfo {
 /// [`DeviceInfo::driver_text`] of a driver's name and version.
 pub fn driver_text(driver: Option<&str>, version: Option<&str>) -> Option<String> {
     match (driver, version) {
-        (Some(driver), Some(version)) if !driver.contains(version) => Some(format!("{driver}, version {version}")),
+        (Some(driver), Some(version)) if !names_version(driver, version) => {
+            Some(format!("{driver}, version {version}"))
+        }
         (Some(driver), _) => Some(driver.to_string()),
         (None, Some(version)) => Some(format!("driver {version}")),
         (None, None) => None,
     }
+}
+
+/// Whether `driver` already states `version`, as text or as numbers:
+/// NVIDIA's Vulkan driver calls itself `580.159.04` and packs 580.159.4.0
+/// into its driver version.
+fn names_version(driver: &str, version: &str) -> bool {
+    fn numbers(dotted: &str) -> Option<Vec<u64>> {
+        let mut parts = dotted.split('.').map(|p| p.parse().ok()).collect::<Option<Vec<u64>>>()?;
+        while parts.len() > 1 && parts.last() == Some(&0) {
+            parts.pop();
+        }
+        Some(parts)
+    }
+    let Some(wanted) = numbers(version) else { return driver.contains(version) };
+    driver.contains(version)
+        || driver
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .any(|token| numbers(token.trim_matches('.')).is_some_and(|n| n == wanted))
 }
 
 /// A side's frames: a fixture read into memory ([`crate::fixture::LoadedFixture`]), or one
@@ -231,4 +251,24 @@ pub fn enumerate() -> Vec<(BackendKind, Result<Vec<DeviceInfo>, String>)> {
         (BackendKind::Cuda, cuda::enumerate()),
         (BackendKind::Opencl, opencl::enumerate()),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::driver_text;
+
+    #[test]
+    fn the_version_is_left_out_where_the_name_states_it() {
+        let text = |d, v| driver_text(Some(d), Some(v)).unwrap();
+        assert_eq!(text("NVIDIA 580.159.04", "580.159.4.0"), "NVIDIA 580.159.04");
+        assert_eq!(text("NVIDIA CUDA driver", "13.0"), "NVIDIA CUDA driver, version 13.0");
+        assert_eq!(
+            text("llvmpipe Mesa 22.3.6 (LLVM 15.0.6)", "0.0.1"),
+            "llvmpipe Mesa 22.3.6 (LLVM 15.0.6), version 0.0.1"
+        );
+        assert_eq!(text("Mesa 25.0.7", "25.0.7"), "Mesa 25.0.7");
+        assert_eq!(text("PoCL 3.1", "3.1.0"), "PoCL 3.1");
+        assert_eq!(text("PoCL 3.1", "3.10"), "PoCL 3.1, version 3.10");
+        assert_eq!(driver_text(None, Some("1.2")).unwrap(), "driver 1.2");
+    }
 }
