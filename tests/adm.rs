@@ -49,7 +49,7 @@ fn assert_shape_twins(gpus: &Gpus, feature: &FeatureImpl, fixtures: &[LoadedFixt
     };
     for (backend, gpu) in gpus {
         for fx in fixtures {
-            let cpu = run_extractor((feature.cpu)(&fx.geometry, opts).unwrap(), fx, &|| {}).unwrap();
+            let cpu = run_extractor(feature.cpu_extractor(&fx.geometry, opts).unwrap(), fx, &|| {}).unwrap();
             let what = format!("{} {shape:?} {opts:?} on {backend}, {}", feature.name, fx.geometry);
             let out = common::on_gpu(gpu, fx.frames(), &what, |gpu| {
                 let ext = gpu_factory(gpu, &fx.geometry, opts, shape).unwrap_or_else(|e| panic!("{what}: {e:#}"));

@@ -33,7 +33,8 @@ fn both_kernels_match_the_cpu_bit_for_bit_at_any_width() {
     for (backend, gpu) in common::software_gpus() {
         for fx in &fixtures {
             let cpu =
-                run_extractor((ansnr::FLOAT_ANSNR.cpu)(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
+                run_extractor(ansnr::FLOAT_ANSNR.cpu_extractor(&fx.geometry, &Options::new()).unwrap(), fx, &|| {})
+                    .unwrap();
             for spec in specs {
                 let what = format!("{} on {backend}, {}", spec.name, fx.geometry);
                 let out = common::on_gpu(&gpu, fx.frames(), &what, |gpu| {

@@ -118,13 +118,12 @@ fn check_hashes(case: &Recording, fx: &LoadedFixture) {
 }
 
 fn cpu(fx: &LoadedFixture, options: &Options) -> Scores {
-    run_extractor((CAMBI.cpu)(&fx.geometry, options).unwrap(), fx, &|| {}).unwrap()
+    run_extractor(CAMBI.cpu_extractor(&fx.geometry, options).unwrap(), fx, &|| {}).unwrap()
 }
 
 fn gpu(device: &Arc<dyn Gpu>, fx: &LoadedFixture, options: &Options) -> Scores {
-    let make = CAMBI.gpu.expect("cambi has a GPU pipeline");
     common::on_gpu(device, fx.frames(), &format!("cambi {options:?} on {}", fx.geometry), |device| {
-        run_extractor(make(device, &fx.geometry, options).unwrap(), fx, &|| {}).unwrap()
+        run_extractor(CAMBI.gpu_extractor(device, &fx.geometry, options).unwrap(), fx, &|| {}).unwrap()
     })
 }
 
@@ -207,10 +206,10 @@ fn samples_above_the_bit_depth_are_refused_on_every_backend() {
         let e = format!("{:#}", r.expect_err(what));
         assert!(e.contains("values greater than 1023") && e.contains("10-bit"), "{what}: {e}");
     };
-    let ext = (CAMBI.cpu)(&fx.geometry, &Options::new()).unwrap();
+    let ext = CAMBI.cpu_extractor(&fx.geometry, &Options::new()).unwrap();
     check(run_extractor(ext, &fx, &|| {}), "cpu");
     for (backend, device) in software_gpus() {
-        let ext = (CAMBI.gpu.unwrap())(device, &fx.geometry, &Options::new()).unwrap();
+        let ext = CAMBI.gpu_extractor(device, &fx.geometry, &Options::new()).unwrap();
         check(run_extractor(ext, &fx, &|| {}), backend);
     }
 }
@@ -228,7 +227,7 @@ fn libvmafs_refusals_are_refused_with_its_reason() {
         let reason = (CAMBI.refuses)(&geometry, &options).unwrap_or_else(|| panic!("{geometry} is taken"));
         assert!(reason.contains(why), "{geometry}: {reason}");
         // The extractors refuse too, never score.
-        let e = (CAMBI.cpu)(&geometry, &options).err().expect("the CPU reference refuses");
+        let e = CAMBI.cpu_extractor(&geometry, &options).err().expect("the CPU reference refuses");
         assert!(format!("{e:#}").contains(why), "{e:#}");
     }
     for geometry in [g(216, 100), g(100, 216), g(320, 240), g(1920, 1080)] {

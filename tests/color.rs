@@ -24,11 +24,11 @@ fn bit_exact(feature: &str, fixtures: &[LoadedFixture]) {
     let imp = features::find(feature).unwrap();
     for (backend, gpu) in gpus() {
         for fx in fixtures {
-            let cpu = run_extractor((imp.cpu)(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
+            let cpu = run_extractor(imp.cpu_extractor(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
             let what = format!("{feature} on {backend}, {}", fx.geometry);
             let out = common::on_gpu(&gpu, fx.frames(), &what, |gpu| {
                 let ext =
-                    (imp.gpu.unwrap())(gpu, &fx.geometry, &Options::new()).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                    imp.gpu_extractor(gpu, &fx.geometry, &Options::new()).unwrap_or_else(|e| panic!("{what}: {e:#}"));
                 run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
             });
             for metric in (imp.metrics)(&Options::new()).unwrap() {
@@ -119,7 +119,7 @@ fn both_ciede_shapes_are_bit_exact() {
     let imp = features::find("ciede").unwrap();
     for (backend, gpu) in gpus() {
         for fx in &fixtures {
-            let cpu = run_extractor((imp.cpu)(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
+            let cpu = run_extractor(imp.cpu_extractor(&fx.geometry, &Options::new()).unwrap(), fx, &|| {}).unwrap();
             let want = cpu.get("ciede2000").unwrap();
             assert!(want.iter().all(|v| *v > 0.0 && v.is_finite()), "{}: {want:?}", fx.geometry);
             for shape in [Shape::Pixels, Shape::Pairs] {

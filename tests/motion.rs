@@ -62,7 +62,7 @@ fn imp(name: &str) -> &'static FeatureImpl {
 }
 
 fn cpu(feature: &FeatureImpl, fx: &LoadedFixture, options: &Options) -> Scores {
-    let ext = (feature.cpu)(&fx.geometry, options).unwrap_or_else(|e| panic!("{}: {e:#}", feature.name));
+    let ext = feature.cpu_extractor(&fx.geometry, options).unwrap_or_else(|e| panic!("{}: {e:#}", feature.name));
     run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{}: {e:#}", feature.name))
 }
 
@@ -159,7 +159,7 @@ fn gpu_matches_cpu(fixtures: &[LoadedFixture], gpus: &[(&'static str, Arc<dyn Gp
                         common::on_gpu(gpu, 2 * fx.frames(), &what, |gpu| {
                             let make = || match shape {
                                 Some(shape) => float_extractor_shaped(gpu.clone(), &fx.geometry, &options, shape),
-                                None => feature.gpu.expect("GPU pipeline")(gpu.clone(), &fx.geometry, &options),
+                                None => feature.gpu_extractor(gpu.clone(), &fx.geometry, &options),
                             };
                             let ext = make().unwrap_or_else(|e| panic!("{what}: {e:#}"));
                             let seq = run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"));

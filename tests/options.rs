@@ -79,7 +79,7 @@ fn check_folder(folder: &str, exact: bool) -> (usize, usize) {
         let frames = rec.frames();
         let fixture = rec.raw_fixture(Some(frames));
         let geometry = fixture.geometry;
-        let ours = run_extractor((imp.cpu)(&geometry, &rec.options).unwrap(), &fixture, &|| {})
+        let ours = run_extractor(imp.cpu_extractor(&geometry, &rec.options).unwrap(), &fixture, &|| {})
             .unwrap_or_else(|e| panic!("{what}: {e:#}"));
         let (abs, rel) = tolerance(rec);
         if rel == 0.0 {
@@ -183,7 +183,7 @@ fn refusal(feature: &str, options: Value) -> String {
     let geometry =
         ulpgate::fixture::Geometry { width: 320, height: 240, bit_depth: 10, chroma: ulpgate::fixture::Chroma::Yuv420 };
     let a = (imp.metrics)(&options).err().map(|e| format!("{e:#}"));
-    let b = (imp.cpu)(&geometry, &options).err().map(|e| format!("{e:#}"));
+    let b = imp.cpu_extractor(&geometry, &options).err().map(|e| format!("{e:#}"));
     let a = a.unwrap_or_else(|| panic!("{feature} {options:?}: its metrics are listed"));
     let b = b.unwrap_or_else(|| panic!("{feature} {options:?}: the CPU reference takes it"));
     assert_eq!(a, b, "{feature} {options:?}: two messages");
@@ -258,14 +258,16 @@ fn gpus_match_the_cpu_under_every_recorded_option() {
     for &(folder, _) in FOLDERS {
         for rec in recordings(folder) {
             let imp = features::find(&rec.feature).unwrap();
-            let make = imp.gpu.unwrap_or_else(|| panic!("{} has no GPU pipeline", rec.feature));
             let fixture = rec.raw_fixture(Some(rec.frames()));
-            let cpu = run_extractor((imp.cpu)(&fixture.geometry, &rec.options).unwrap(), &fixture, &|| {}).unwrap();
+            let cpu =
+                run_extractor(imp.cpu_extractor(&fixture.geometry, &rec.options).unwrap(), &fixture, &|| {}).unwrap();
             for (backend, gpu) in &gpus {
                 let what = format!("{} on {backend}", rec.what());
                 // Behind a kernel counter: the GPU side ran there.
                 let out = common::on_gpu(gpu, fixture.frames(), &what, |gpu| {
-                    let ext = make(gpu, &fixture.geometry, &rec.options).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                    let ext = imp
+                        .gpu_extractor(gpu, &fixture.geometry, &rec.options)
+                        .unwrap_or_else(|e| panic!("{what}: {e:#}"));
                     run_extractor(ext, &fixture, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
                 });
                 for (name, want) in cpu.metrics() {

@@ -105,14 +105,15 @@ fn check(imp: &FeatureImpl, options: &Options, recording: &Path, fixture: &Loade
             // never score it.
             let refusal = (imp.refuses)(&geometry, options)
                 .unwrap_or_else(|| panic!("{what}: libvmaf refused ({e:#}) but the CPU reference takes the input"));
-            let ours =
-                (imp.cpu)(&geometry, options).and_then(|ex| features::run_extractor(ex, fixture, &|| {}).map(|_| ()));
+            let ours = imp
+                .cpu_extractor(&geometry, options)
+                .and_then(|ex| features::run_extractor(ex, fixture, &|| {}).map(|_| ()));
             let err = ours.expect_err(&format!("{what}: libvmaf refused ({e:#}) but the CPU reference scored it"));
             assert!(format!("{err:#}").contains(&refusal), "{what}: {err:#}, not {refusal}");
             return 0;
         }
     };
-    let ours = features::run_extractor((imp.cpu)(&geometry, options).unwrap(), fixture, &|| {})
+    let ours = features::run_extractor(imp.cpu_extractor(&geometry, options).unwrap(), fixture, &|| {})
         .unwrap_or_else(|e| panic!("{what}: {e:#}"));
     let mut checked = 0;
     for metric in (imp.metrics)(options).unwrap() {
@@ -193,7 +194,8 @@ fn integer_psnr_is_exact_where_libvmaf_is_integer() {
     for (folder, dist, geometry) in pairs() {
         let fixture = load(folder, dist, geometry);
         let imp = features::find("psnr").unwrap();
-        let ours = features::run_extractor((imp.cpu)(&geometry, &Options::new()).unwrap(), &fixture, &|| {}).unwrap();
+        let ours =
+            features::run_extractor(imp.cpu_extractor(&geometry, &Options::new()).unwrap(), &fixture, &|| {}).unwrap();
         let text = std::fs::read_to_string(root().join(format!("scores/{folder}/{dist}/psnr.json"))).unwrap();
         let doc: serde_json::Value = serde_json::from_str(&text).unwrap();
         for metric in ["psnr_y", "psnr_cb", "psnr_cr"] {

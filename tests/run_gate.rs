@@ -354,7 +354,7 @@ fn sixteen_bit_squares_round_as_libvmaf_rounds_them_on_both_drivers() {
     let src = |distorted| ulpgate::fixture::FrameSource::Synthetic { spec: spec.clone(), distorted };
     let fx = ulpgate::fixture::LoadedFixture::load(&src(false), &src(true), None).unwrap();
     let imp = features::find("float_psnr").unwrap();
-    let cpu = run_extractor((imp.cpu)(&fx.geometry, &Options::new()).unwrap(), &fx, &|| {}).unwrap();
+    let cpu = run_extractor(imp.cpu_extractor(&fx.geometry, &Options::new()).unwrap(), &fx, &|| {}).unwrap();
     let s = f64::from(ulpgate::features::picture::scaler(16));
     for (i, (r, d)) in fx.reference.iter().zip(&fx.distorted).enumerate() {
         let (r, d) = (r.plane_u16(0), d.plane_u16(0));

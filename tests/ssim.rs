@@ -53,7 +53,7 @@ type GpuFactory = fn(Arc<dyn Gpu>, &Geometry, &Options, Totals, Option<Shape>) -
 /// A feature's CPU reference scores of a fixture.
 fn cpu_scores(feature: &str, fx: &LoadedFixture, options: &Options) -> Scores {
     let imp = ulpgate::features::find(feature).expect("implemented");
-    run_extractor((imp.cpu)(&fx.geometry, options).expect("cpu"), fx, &|| {}).expect("cpu scores")
+    run_extractor(imp.cpu_extractor(&fx.geometry, options).expect("cpu"), fx, &|| {}).expect("cpu scores")
 }
 
 /// Every metric `feature` records with `options`, every frame of `fx`: the
@@ -305,9 +305,9 @@ fn ms_ssim_refuses_frames_below_176_in_libvmafs_words() {
     let small = geometry(176, 175, 8, Chroma::Yuv420);
     let why = (ssim::FLOAT_MS_SSIM.refuses)(&small, &Options::new()).expect("refused");
     assert!(why.contains("error: scale below 1x1!"), "{why}");
-    assert!((ssim::FLOAT_MS_SSIM.cpu)(&small, &Options::new()).is_err());
+    assert!(ssim::FLOAT_MS_SSIM.cpu_extractor(&small, &Options::new()).is_err());
     for (_, gpu) in common::software_gpus() {
-        let err = ms_ssim::gpu_extractor(gpu, &small, &Options::new()).err().expect("refused");
+        let err = ssim::FLOAT_MS_SSIM.gpu_extractor(gpu, &small, &Options::new()).err().expect("refused");
         assert!(err.to_string().contains("scale below 1x1"), "{err}");
     }
     assert!((ssim::FLOAT_MS_SSIM.refuses)(&geometry(176, 176, 8, Chroma::Yuv420), &Options::new()).is_none());

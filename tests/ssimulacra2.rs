@@ -98,7 +98,8 @@ fn check(fixtures: &[(LoadedFixture, Options)]) -> f64 {
         let mut per_backend = Vec::new();
         for (backend, gpu) in &gpus {
             let out = common::on_gpu(gpu, fx.frames(), &format!("{what} on {backend}"), |gpu| {
-                let ext = (SSIMULACRA2.gpu.unwrap())(gpu, &fx.geometry, options)
+                let ext = SSIMULACRA2
+                    .gpu_extractor(gpu, &fx.geometry, options)
                     .unwrap_or_else(|e| panic!("{what} on {backend}: {e:#}"));
                 run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what} on {backend}: {e:#}"))
             });

@@ -99,7 +99,7 @@ fn cpu_reference_reproduces_every_option_recording() {
             RECORDED_FRAMES,
         );
         let recorded = read_libvmaf_json(path).unwrap();
-        let ours = run_extractor((imp.cpu)(&geometry, &options).unwrap(), &fixture, &|| {}).unwrap();
+        let ours = run_extractor(imp.cpu_extractor(&geometry, &options).unwrap(), &fixture, &|| {}).unwrap();
         let metrics = (imp.metrics)(&options).unwrap();
         let printed: Vec<&str> = recorded.scores.metrics().map(|(m, _)| m).collect();
         assert_eq!(metrics.len(), printed.len(), "{}: libvmaf printed {printed:?}", path.display());
@@ -128,11 +128,11 @@ fn assert_gpus_match_cpu(feature: &str, options: &Options, fixtures: &[(&str, &L
     let imp = features::find(feature).unwrap();
     for (backend, gpu) in gpus() {
         for &(name, fx) in fixtures {
-            let cpu = run_extractor((imp.cpu)(&fx.geometry, options).unwrap(), fx, &|| {})
+            let cpu = run_extractor(imp.cpu_extractor(&fx.geometry, options).unwrap(), fx, &|| {})
                 .unwrap_or_else(|e| panic!("{feature} cpu on {name}: {e:#}"));
             let what = format!("{feature} on {backend}, {name} {options:?}");
             let out = common::on_gpu(gpu, fx.frames(), &what, |gpu| {
-                let ext = (imp.gpu.unwrap())(gpu, &fx.geometry, options).unwrap_or_else(|e| panic!("{what}: {e:#}"));
+                let ext = imp.gpu_extractor(gpu, &fx.geometry, options).unwrap_or_else(|e| panic!("{what}: {e:#}"));
                 run_extractor(ext, fx, &|| {}).unwrap_or_else(|e| panic!("{what}: {e:#}"))
             });
             for metric in (imp.metrics)(options).unwrap() {

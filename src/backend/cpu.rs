@@ -55,7 +55,8 @@ impl Backend for CpuBackend {
         self.supports(request.feature)?;
         let imp = features::find(&request.feature.name).expect("checked by supports");
         let fixture = (request.frames)().map_err(|e| e.to_string())?;
-        let extractor = (imp.cpu)(&fixture.geometry(), &request.feature.options).map_err(|e| format!("{e:#}"))?;
+        let extractor =
+            imp.cpu_extractor(&fixture.geometry(), &request.feature.options).map_err(|e| format!("{e:#}"))?;
         let scores = features::run_extractor(extractor, &*fixture, request.on_frame).map_err(|e| format!("{e:#}"))?;
         Ok(SideOutput { scores, frames: fixture.frames(), device: self.device.clone(), dispatches: None })
     }

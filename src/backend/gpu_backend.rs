@@ -37,7 +37,7 @@ impl Backend for GpuBackend {
 
     fn supports(&self, feature: &ResolvedFeature) -> Result<(), String> {
         match features::find(&feature.name) {
-            Some(imp) if imp.gpu.is_some() => Ok(()),
+            Some(imp) if imp.has_gpu() => Ok(()),
             Some(_) => Err(format!("{} has no GPU kernels yet", feature.name)),
             None => Err(format!("this build does not implement {}", feature.name)),
         }
@@ -50,10 +50,11 @@ impl Backend for GpuBackend {
     fn compute(&self, request: &SideRequest<'_>) -> Result<SideOutput, String> {
         self.supports(request.feature)?;
         let imp = features::find(&request.feature.name).expect("checked by supports");
-        let factory = imp.gpu.expect("checked by supports");
         let fixture = (request.frames)().map_err(|e| e.to_string())?;
         let (scores, device, dispatches) = self
-            .score(&*fixture, request.on_frame, |gpu| factory(gpu, &fixture.geometry(), &request.feature.options))
+            .score(&*fixture, request.on_frame, |gpu| {
+                imp.gpu_extractor(gpu, &fixture.geometry(), &request.feature.options)
+            })
             .map_err(|e| format!("{e:#}"))?;
         Ok(SideOutput { scores, frames: fixture.frames(), device, dispatches: Some(dispatches) })
     }

@@ -25,7 +25,7 @@ use crate::features::gpu::{IN_FLIGHT, WarmUp, run_workers, score_parallel, score
 use crate::features::{self, Extractor, FeatureImpl, Options as FeatureOptions};
 use crate::fixture::{FilePair, FixtureError, Frame, FrameReader, FrameSource, Geometry, PairSource};
 use crate::scores::Scores;
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail, ensure};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -381,9 +381,9 @@ fn measure(
     let mut scores = None;
     let (included, excluded) = match backend.gpu() {
         Some(gpu) => {
-            let factory = imp.gpu.ok_or_else(|| anyhow!("{} has no GPU kernels yet", imp.name))?;
+            ensure!(imp.has_gpu(), "{} has no GPU kernels yet", imp.name);
             let counting = CountingGpu::new(gpu);
-            let make = || factory(counting.clone(), geometry, &none);
+            let make = || imp.gpu_extractor(counting.clone(), geometry, &none);
             let included = match file_pair(options)? {
                 // The engine `run` uses: several threads, each reading frames
                 // straight into its pinned staging, frames in flight on each
@@ -452,7 +452,7 @@ fn measure(
             // float_motion, on one thread).
             let threads = threads.unwrap_or(1);
             t.threads = threads;
-            let make = || (imp.cpu)(geometry, &none);
+            let make = || imp.cpu_extractor(geometry, &none);
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
             let reading_thread = !imp.temporal && threads < cores;
             let score = |source: &dyn PairSource| {

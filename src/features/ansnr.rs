@@ -23,16 +23,10 @@ pub static FLOAT_ANSNR: FeatureImpl = FeatureImpl {
     },
     cpu: |geometry, options| {
         options::check("float_ansnr", options, &[])?;
-        if let Some(why) = refuses(geometry, options) {
-            anyhow::bail!(why);
-        }
         Ok(Box::new(AnsnrCpu { bit_depth: geometry.bit_depth, planes: Default::default() }))
     },
     gpu: Some(|gpu, geometry, options| {
         options::check("float_ansnr", options, &[])?;
-        if let Some(why) = refuses(geometry, options) {
-            anyhow::bail!(why);
-        }
         let spec = kernel_for(gpu.device(), std::env::var_os(KERNEL_VAR).as_deref())?;
         gpu_extractor(gpu, geometry, spec)
     }),
@@ -51,7 +45,7 @@ fn refuses(geometry: &Geometry, _: &Options) -> Option<String> {
     let (w, h) = (geometry.width, geometry.height);
     (w < 3 || h < 3).then(|| {
         format!(
-            "float_ansnr: frame {w}x{h} is below 3x3, where ansnr_filter2d_s's 5x5 mirror reads outside \
+            "frame {w}x{h} is below 3x3, where ansnr_filter2d_s's 5x5 mirror reads outside \
              the frame (undefined behaviour; libvmaf has no score to match)"
         )
     })
@@ -472,14 +466,15 @@ mod tests {
         for (w, h) in [(216, 2), (2, 64), (2, 2), (1, 9)] {
             let why = (FLOAT_ANSNR.refuses)(&g(w, h), &none).unwrap();
             assert!(why.contains("below 3x3"), "{why}");
-            let err = (FLOAT_ANSNR.cpu)(&g(w, h), &none).err().unwrap();
-            assert_eq!(err.to_string(), why);
+            let err = FLOAT_ANSNR.cpu_extractor(&g(w, h), &none).err().unwrap();
+            assert_eq!(err.to_string(), FLOAT_ANSNR.refusal(&g(w, h), &none).unwrap());
+            assert!(err.to_string().starts_with(&format!("float_ansnr does not take {w}x{h} 8-bit")), "{err}");
         }
         for (w, h) in [(3, 3), (3, 64), (216, 3)] {
             assert!((FLOAT_ANSNR.refuses)(&g(w, h), &none).is_none(), "{w}x{h}");
             let (r, d) = (super::super::sums::random_frame(g(w, h), 1), super::super::sums::random_frame(g(w, h), 2));
             let mut scores = Scores::default();
-            let mut ext = (FLOAT_ANSNR.cpu)(&g(w, h), &none).unwrap();
+            let mut ext = FLOAT_ANSNR.cpu_extractor(&g(w, h), &none).unwrap();
             ext.extract(0, &r, &d, &mut scores).unwrap();
         }
     }

@@ -93,10 +93,12 @@ pub struct FeatureImpl {
     /// libvmaf's option table for the extractor: every option it takes,
     /// which the registry must list the same way (a test keeps them equal).
     pub options: &'static [options::OptionDef],
-    pub cpu: CpuFactory,
+    /// The CPU reference. Callers go through [`FeatureImpl::cpu_extractor`],
+    /// which refuses what libvmaf refuses first, so a factory need not.
+    pub(crate) cpu: CpuFactory,
     /// The host pipeline shared by every GPU backend; `None` until the
-    /// feature has kernels.
-    pub gpu: Option<GpuFactory>,
+    /// feature has kernels. Called through [`FeatureImpl::gpu_extractor`].
+    pub(crate) gpu: Option<GpuFactory>,
     /// Every kernel the GPU pipeline may load (tests check each one's
     /// dialects against its spec; a kernel listed nowhere is an error).
     pub kernels: &'static [&'static crate::backend::gpu::KernelSpec],
@@ -124,6 +126,47 @@ impl FeatureImpl {
     pub fn metrics_on(&self, metrics: &[String], geometry: &Geometry) -> Vec<String> {
         let luma_only = geometry.planes() == 1;
         metrics.iter().filter(|m| !(luma_only && self.chroma_metrics.contains(&m.as_str()))).cloned().collect()
+    }
+
+    /// Why this input has no score, as every refusal is worded (a SKIP
+    /// cell's note, an extractor's error): `None` when libvmaf takes it.
+    pub fn refusal(&self, geometry: &Geometry, options: &Options) -> Option<String> {
+        (self.refuses)(geometry, options).map(|why| format!("{} does not take {geometry} input: {why}", self.name))
+    }
+
+    /// The one guard in front of both factories: the options' own errors
+    /// first (as a gate reports them), then libvmaf's refusal. Behind it a
+    /// factory may assume the input is one libvmaf scores (float_ansnr's
+    /// filter would read outside a 2-pixel picture).
+    pub fn ensure_takes(&self, geometry: &Geometry, options: &Options) -> Result<()> {
+        (self.metrics)(options)?;
+        match self.refusal(geometry, options) {
+            Some(why) => anyhow::bail!(why),
+            None => Ok(()),
+        }
+    }
+
+    /// The CPU reference's extractor for this input.
+    pub fn cpu_extractor(&self, geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
+        self.ensure_takes(geometry, options)?;
+        (self.cpu)(geometry, options)
+    }
+
+    /// Whether the feature has GPU kernels.
+    pub fn has_gpu(&self) -> bool {
+        self.gpu.is_some()
+    }
+
+    /// The GPU pipeline's extractor for this input on `gpu`.
+    pub fn gpu_extractor(
+        &self,
+        gpu: Arc<dyn Gpu>,
+        geometry: &Geometry,
+        options: &Options,
+    ) -> Result<Box<dyn Extractor>> {
+        let factory = self.gpu.ok_or_else(|| anyhow::anyhow!("{} has no GPU kernels yet", self.name))?;
+        self.ensure_takes(geometry, options)?;
+        factory(gpu, geometry, options)
     }
 }
 
@@ -332,7 +375,8 @@ mod registry_tests {
         let geometry = crate::fixture::Geometry { width: 320, height: 240, bit_depth: 8, chroma: Chroma::Yuv420 };
         let mut temporal = Vec::new();
         for imp in implementations() {
-            let extractor = (imp.cpu)(&geometry, &Options::new()).unwrap_or_else(|e| panic!("{}: {e:#}", imp.name));
+            let extractor =
+                imp.cpu_extractor(&geometry, &Options::new()).unwrap_or_else(|e| panic!("{}: {e:#}", imp.name));
             assert_eq!(extractor.window().is_some(), imp.temporal, "{}: temporal, and windowed", imp.name);
             if imp.temporal {
                 temporal.push(imp.name);

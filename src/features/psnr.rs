@@ -377,7 +377,8 @@ mod tests {
     fn identical_frames_hit_psnr_max() {
         let fx = synthetic(10, Chroma::Yuv420, 1);
         let geo = fx.geometry;
-        let scores = run_extractor((PSNR.cpu)(&geo, &Options::new()).unwrap(), &LoadedPair::same(&fx), &|| {}).unwrap();
+        let scores =
+            run_extractor(PSNR.cpu_extractor(&geo, &Options::new()).unwrap(), &LoadedPair::same(&fx), &|| {}).unwrap();
         assert_eq!(scores.get("psnr_y").unwrap(), &[72.0]);
         assert_eq!(scores.get("psnr_cr").unwrap(), &[72.0]);
     }

@@ -535,9 +535,9 @@ fn readiness(
     let fixture = find_fixture(&plan.gates[cell.gate], &cell.fixture);
     if let Some(imp) = crate::features::find(&cell.feature.name)
         && let Some(geometry) = fixture.reference.geometry()
-        && let Some(why) = (imp.refuses)(&geometry, &cell.feature.options)
+        && let Some(why) = imp.refusal(&geometry, &cell.feature.options)
     {
-        return Err((Status::Skip, format!("{} does not take {geometry} input: {why}", cell.feature.name)));
+        return Err((Status::Skip, why));
     }
     Ok(())
 }

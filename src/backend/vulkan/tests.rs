@@ -388,7 +388,9 @@ fn gpu_twins_match_the_cpu_reference_bit_for_bit() {
     ];
     for fx in &fixtures {
         for imp in features::implementations() {
-            let Some(gpu_factory) = imp.gpu else { continue };
+            if !imp.has_gpu() {
+                continue;
+            }
             let options = FeatureOptions::new();
             // Frames libvmaf has no score for (adm below 33x33, float_ms_ssim
             // below 176x176) are refused on every backend; the family tests
@@ -396,11 +398,11 @@ fn gpu_twins_match_the_cpu_reference_bit_for_bit() {
             if (imp.refuses)(&fx.geometry, &options).is_some() {
                 continue;
             }
-            let cpu = run_extractor((imp.cpu)(&fx.geometry, &options).unwrap(), fx, &|| {}).unwrap();
+            let cpu = run_extractor(imp.cpu_extractor(&fx.geometry, &options).unwrap(), fx, &|| {}).unwrap();
             // Behind a kernel counter: a pipeline that fell back to the CPU
             // would match it by construction.
             let counting = CountingGpu::new(gpu.clone());
-            let ext = gpu_factory(counting.clone(), &fx.geometry, &options).unwrap();
+            let ext = imp.gpu_extractor(counting.clone(), &fx.geometry, &options).unwrap();
             let vk = run_extractor(ext, fx, &|| {}).unwrap();
             assert!(counting.dispatches() >= 3, "{} on {}: {} kernels", imp.name, fx.geometry, counting.dispatches());
             for metric in (imp.metrics)(&options).unwrap() {

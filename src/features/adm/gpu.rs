@@ -24,7 +24,7 @@ use crate::features::picture::scaler;
 use crate::features::{Extractor, Options};
 use crate::fixture::Geometry;
 use crate::scores::Scores;
-use anyhow::{Result, bail, ensure};
+use anyhow::{Result, ensure};
 use std::sync::Arc;
 
 /// Work-group width of the per-pixel kernels (a row of pixels).
@@ -358,7 +358,6 @@ pub fn integer_extractor_shaped(
     shape: Shape,
 ) -> Result<Box<dyn Extractor>> {
     let config = integer::Config::new(options)?;
-    integer::check_geometry(geometry)?;
     let params = integer::ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);
     let specs = match shape {
         Shape::Groups => [&ADM_DWT0, &ADM_DWT, &ADM_DECOUPLE, &ADM_CM],
@@ -388,9 +387,6 @@ pub fn float_extractor_shaped(
     shape: Shape,
 ) -> Result<Box<dyn Extractor>> {
     let config = float::Config::new(options)?;
-    if let Some(why) = super::refuses_below(geometry, float::MIN_SIZE, "float_adm") {
-        bail!("{why}");
-    }
     // x86 libvmaf divides through rcpss: the kernels need this host's table.
     let exact_div = float::rcp::check_gpu_division()?.is_none();
     let params = float::ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);

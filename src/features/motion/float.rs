@@ -6,7 +6,7 @@
 
 use super::integer::Luma;
 use super::sequence;
-use super::{FLOAT_MOTION_OPTIONS, FloatNames, Params, checked, ensure_takes, float_names};
+use super::{FLOAT_MOTION_OPTIONS, FloatNames, Params, checked, float_names};
 use crate::features::gpu::{Recent, Window};
 use crate::features::picture::scaler;
 use crate::features::{Extractor, Options, options};
@@ -351,9 +351,8 @@ pub struct FloatMotion {
 pub const RAW_SCORE: &str = "float_motion: SAD of frames i-1 and i (intermediate)";
 
 impl FloatMotion {
-    pub fn new(geometry: &Geometry, options: &Options) -> Result<FloatMotion> {
+    pub fn new(options: &Options) -> Result<FloatMotion> {
         checked("float_motion", options, FLOAT_MOTION_OPTIONS)?;
-        ensure_takes(&super::FLOAT_MOTION, geometry, options)?;
         Ok(FloatMotion { options: FloatOptions::read(options)?, names: float_names(options)? })
     }
 
@@ -381,7 +380,7 @@ impl FloatMotion {
 }
 
 pub fn cpu_extractor(geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
-    let motion = FloatMotion::new(geometry, options)?;
+    let motion = FloatMotion::new(options)?;
     let samples: usize = (0..motion.options.planes()).map(|p| geometry.plane_samples(p)).sum();
     Ok(Box::new(FloatCpu {
         motion,

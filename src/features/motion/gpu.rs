@@ -285,7 +285,7 @@ pub fn float_extractor_shaped(
     options: &Options,
     shape: FloatShape,
 ) -> Result<Box<dyn Extractor>> {
-    let motion = FloatMotion::new(geometry, options)?;
+    let motion = FloatMotion::new(options)?;
     let planes = motion.options.planes();
     // Per plane: its rows, then (with scale 1) its scaled rows.
     let mut row_offsets = Vec::new();

@@ -5,7 +5,7 @@
 //! and `_16`, and the sum of absolute values.
 
 use super::sequence;
-use super::{IntegerNames, MOTION_OPTIONS, MOTION_V2_OPTIONS, Params, checked, ensure_takes, integer_names, min};
+use super::{IntegerNames, MOTION_OPTIONS, MOTION_V2_OPTIONS, Params, checked, integer_names, min};
 use crate::features::gpu::{Recent, Window};
 use crate::features::{Extractor, options};
 use crate::fixture::{Frame, Geometry, PairSource};
@@ -201,7 +201,6 @@ impl Integer {
         let (feature, defs) =
             if v2 { (&super::MOTION_V2, MOTION_V2_OPTIONS) } else { (&super::MOTION, MOTION_OPTIONS) };
         let params = checked(feature.name, options, defs)?;
-        ensure_takes(feature, geometry, options)?;
         ensure!(
             (geometry.width as u64) * 65535 < 1 << 32,
             "motion: rows wider than 65537 samples could wrap libvmaf's 32-bit row sums"

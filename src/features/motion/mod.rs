@@ -26,7 +26,7 @@ pub mod sequence;
 use super::options::{self, OptValue, OptionDef};
 use super::{FeatureImpl, Options};
 use crate::fixture::{Chroma, Geometry, PairSource};
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 /// libvmaf's DEFAULT_MOTION_MAX_VAL.
 const MAX_VAL: f64 = 10000.0;
@@ -304,14 +304,6 @@ fn refuses_float(geometry: &Geometry, options: &Options) -> Option<String> {
         }
     }
     None
-}
-
-/// Refuses, as the CPU reference must, a geometry the feature refuses.
-fn ensure_takes(feature: &FeatureImpl, geometry: &Geometry, options: &Options) -> Result<()> {
-    if let Some(why) = (feature.refuses)(geometry, options) {
-        bail!("{why}");
-    }
-    Ok(())
 }
 
 /// Reads the first plane(s) of a frame's reference side into `bytes`

@@ -25,14 +25,12 @@ pub static PSNR_HVS: FeatureImpl = FeatureImpl {
         options::check("psnr_hvs", options, &[])?;
         Ok(METRICS.iter().map(|s| s.to_string()).collect())
     },
-    cpu: |geometry, options| {
+    cpu: |_, options| {
         options::check("psnr_hvs", options, &[])?;
-        check_geometry(geometry, options)?;
         Ok(Box::new(cpu::PsnrHvsCpu::new()))
     },
     gpu: Some(|gpu, geometry, options| {
         options::check("psnr_hvs", options, &[])?;
-        check_geometry(geometry, options)?;
         gpu::extractor(gpu, geometry)
     }),
     kernels: &[
@@ -78,13 +76,6 @@ fn refuses(geometry: &Geometry, _: &Options) -> Option<String> {
     None
 }
 
-fn check_geometry(geometry: &Geometry, options: &Options) -> anyhow::Result<()> {
-    match refuses(geometry, options) {
-        Some(why) => anyhow::bail!("psnr_hvs does not take {geometry} input: {why}"),
-        None => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -114,6 +105,6 @@ mod tests {
         let why = refuses(&g(14, 14, 8, Chroma::Yuv420), &none).unwrap();
         assert!(why.contains("plane 1 is 7x7") && why.contains("psnr_hvs_cb"), "{why}");
         assert!(refuses(&g(16, 16, 8, Chroma::Yuv420), &none).is_none());
-        assert!((PSNR_HVS.cpu)(&g(14, 14, 8, Chroma::Yuv420), &none).is_err());
+        assert!(PSNR_HVS.cpu_extractor(&g(14, 14, 8, Chroma::Yuv420), &none).is_err());
     }
 }

@@ -145,9 +145,6 @@ pub fn gpu_pipeline(
     shape: Option<Shape>,
 ) -> Result<Box<dyn Extractor>> {
     let config = Config::options(options)?;
-    if let Some(why) = refuses(geometry, options) {
-        anyhow::bail!("float_ssim: {why}");
-    }
     let (w, h) = geometry.plane_dims(0);
     let f = config.scale(w, h);
     let mut levels = vec![(w, h)];
@@ -181,9 +178,6 @@ pub struct FloatSsimCpu {
 impl FloatSsimCpu {
     pub fn new(geometry: &Geometry, options: &Options) -> Result<Self> {
         let config = Config::options(options)?;
-        if let Some(why) = refuses(geometry, options) {
-            anyhow::bail!("float_ssim: {why}");
-        }
         let (w, h) = geometry.plane_dims(0);
         Ok(FloatSsimCpu {
             config,

@@ -182,9 +182,6 @@ pub fn gpu_pipeline(
     shape: Option<Shape>,
 ) -> Result<Box<dyn Extractor>> {
     let config = Config::options(options)?;
-    if let Some(why) = refuses(geometry, options) {
-        bail!("float_ms_ssim: {why}");
-    }
     let (w, h) = geometry.plane_dims(0);
     let plan = gpu_plan(w, h, config.lcs);
     let max_db = super::max_db(config.clip_db, geometry);
@@ -209,9 +206,6 @@ pub struct MsSsimCpu {
 impl MsSsimCpu {
     pub fn new(geometry: &Geometry, options: &Options) -> Result<Self> {
         let config = Config::options(options)?;
-        if let Some(why) = refuses(geometry, options) {
-            bail!("float_ms_ssim: {why}");
-        }
         Ok(MsSsimCpu {
             config,
             max_db: super::max_db(config.clip_db, geometry),

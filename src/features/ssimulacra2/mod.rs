@@ -34,7 +34,7 @@ pub use cpu::{Ssimulacra2Cpu, SumOrder};
 use super::options::{self, OptValue, OptionDef};
 use super::{FeatureImpl, Options};
 use crate::fixture::{Chroma, Geometry};
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 pub static SSIMULACRA2: FeatureImpl = FeatureImpl {
     name: "ssimulacra2",
@@ -84,9 +84,6 @@ pub struct Params {
 impl Params {
     pub fn new(geometry: &Geometry, options: &Options) -> Result<Self> {
         options::check("ssimulacra2", options, OPTIONS)?;
-        if let Some(why) = refuses(geometry, options) {
-            bail!("{why}");
-        }
         let matrix = color::YuvMatrix::from_option(options::get_int(options, OPTIONS, "yuv_matrix")?)?;
         Ok(Params { matrix, geometry: *geometry })
     }
@@ -128,7 +125,8 @@ mod tests {
         let g = |chroma| Geometry { width: 64, height: 64, bit_depth: 8, chroma };
         assert!(refuses(&g(Chroma::Yuv400), &Options::new()).unwrap().contains("4:0:0"));
         assert!(refuses(&g(Chroma::Yuv420), &Options::new()).is_none());
-        assert!(Params::new(&g(Chroma::Yuv400), &Options::new()).is_err());
+        let e = SSIMULACRA2.cpu_extractor(&g(Chroma::Yuv400), &Options::new()).err().expect("refused");
+        assert!(e.to_string().starts_with("ssimulacra2 does not take 64x64 8-bit 400"), "{e}");
         let opt = |v: serde_json::Value| Options::from([("yuv_matrix".to_string(), v)]);
         assert!(Params::new(&g(Chroma::Yuv444), &opt(3.into())).is_ok());
         let e = Params::new(&g(Chroma::Yuv444), &opt(4.into())).unwrap_err().to_string();

@@ -25,7 +25,6 @@ pub static VIF: FeatureImpl = FeatureImpl {
     metrics: |options| Ok(IntegerParams::new(options)?.names.all()),
     cpu: |geometry, options| {
         let params = IntegerParams::new(options)?;
-        refuse_if_libvmaf_does(&VIF, geometry, options)?;
         Ok(Box::new(IntegerCpu {
             vif: integer::IntegerVif::new(geometry.bit_depth, params.skip_scale0, params.gain_limit),
             params,
@@ -33,7 +32,6 @@ pub static VIF: FeatureImpl = FeatureImpl {
     },
     gpu: Some(|gpu, geometry, options| {
         let params = IntegerParams::new(options)?;
-        refuse_if_libvmaf_does(&VIF, geometry, options)?;
         gpu_integer::extractor(gpu, geometry, params)
     }),
     kernels: gpu_integer::KERNELS,
@@ -52,12 +50,10 @@ pub static FLOAT_VIF: FeatureImpl = FeatureImpl {
     metrics: |options| Ok(FloatParams::new(options)?.names.all()),
     cpu: |geometry, options| {
         let params = FloatParams::new(options)?;
-        refuse_if_libvmaf_does(&FLOAT_VIF, geometry, options)?;
         Ok(Box::new(float::FloatCpu::new(geometry, params)?))
     },
     gpu: Some(|gpu, geometry, options| {
         let params = FloatParams::new(options)?;
-        refuse_if_libvmaf_does(&FLOAT_VIF, geometry, options)?;
         gpu_float::extractor(gpu, geometry, params)
     }),
     kernels: gpu_float::KERNELS,
@@ -425,15 +421,6 @@ pub fn too_small(
         }
     }
     None
-}
-
-/// The factories' guard: an input libvmaf has no score for is an error
-/// with the reason, never a number.
-fn refuse_if_libvmaf_does(imp: &FeatureImpl, geometry: &Geometry, options: &Options) -> Result<()> {
-    match (imp.refuses)(geometry, options) {
-        Some(why) => bail!("{why}"),
-        None => Ok(()),
-    }
 }
 
 struct IntegerCpu {

@@ -12,13 +12,10 @@ use crate::features::picture::float_plane_into;
 use crate::features::{Extractor, Options};
 use crate::fixture::{Frame, Geometry};
 use crate::scores::Scores;
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 pub fn cpu_extractor(geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
     let config = Config::new(options)?;
-    if let Some(why) = super::super::refuses_below(geometry, super::MIN_SIZE, "float_adm") {
-        bail!("{why}");
-    }
     let params = ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);
     Ok(Box::new(FloatAdmCpu { config, params, state: State::default() }))
 }

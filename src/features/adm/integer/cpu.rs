@@ -13,7 +13,7 @@ use super::super::geometry::Region;
 use super::cm::{self, Inputs};
 use super::decouple::{self, Decoupled, Masking};
 use super::dwt::{self, Bands};
-use super::{Config, RowSums, ScaleParams, check_geometry, finish};
+use super::{Config, RowSums, ScaleParams, finish};
 use crate::features::{Extractor, Options};
 use crate::fixture::{Frame, Geometry, PlaneRef};
 use crate::scores::Scores;
@@ -21,7 +21,6 @@ use anyhow::Result;
 
 pub fn cpu_extractor(geometry: &Geometry, options: &Options) -> Result<Box<dyn Extractor>> {
     let config = Config::new(options)?;
-    check_geometry(geometry)?;
     let params = ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);
     Ok(Box::new(AdmCpu { config, params, bit_depth: u32::from(geometry.bit_depth), state: State::default() }))
 }

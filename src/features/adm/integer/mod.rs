@@ -18,7 +18,6 @@ use super::geometry::{Region, Scale, scales};
 use super::{Outputs, double, int, metric_names, opt_f64, opt_i32};
 use crate::features::Options;
 use crate::features::options::{self, OptionDef};
-use crate::fixture::Geometry;
 use crate::scores::Scores;
 use anyhow::{Result, bail};
 
@@ -401,15 +400,6 @@ impl Config {
     pub fn record(&self, index: usize, o: &Outputs, out: &mut Scores) {
         super::record(&self.names, index, o, self.adm3(o), out);
     }
-}
-
-/// Boxes a CPU extractor after checking the geometry (shared by the CPU
-/// factory and tests).
-pub(crate) fn check_geometry(geometry: &Geometry) -> Result<()> {
-    if let Some(why) = super::refuses_below(geometry, MIN_SIZE, "adm") {
-        bail!("{why}");
-    }
-    Ok(())
 }
 
 #[cfg(test)]
