@@ -95,8 +95,20 @@ def spec_for(seed):
         if k in (1, 2):
             h = max(1, h + rng.choice([-1, 1]))
         spec["w"], spec["h"] = w, h
+    if r > 0.88:  # stress: large frames, deep samples, extreme content (accumulator widths, tiling edges)
+        spec["w"], spec["h"] = rng.choice([(1920, 1080), (1921, 1081), (1280, 720), (1279, 719), (2048, 64),
+                                           (4097, 33), (33, 2049), (1025, 1025), (3840, 40), (257, 1031)])
+        spec["bits"] = rng.choice([8, 10, 12, 16, 16])
+        spec["ref"] = {"kind": rng.choice(["rand", "max", "zero", "checker", "stripes", "smooth"]), "seed": seed}
+        spec["dis"] = rng.choice([{"kind": "invert", "seed": seed}, {"kind": "noise", "seed": seed, "sigma": 40},
+                                  {"kind": "content", "content": {"kind": rng.choice(["rand", "max", "zero"]),
+                                                                  "seed": seed + 1}}])
+        spec.pop("allow_oob", None)
+        if spec["bits"] > 8 and rng.random() < 0.3:
+            spec["dis"] = {"kind": "oob", "seed": seed, "frac": 0.2}
+            spec["allow_oob"] = True
     if spec["w"] * spec["h"] > 200000:
-        spec["n"] = min(spec["n"], 3)
+        spec["n"] = min(spec["n"], 2)
     if rng.random() < 0.18:
         spec["chroma"] = "400"
     if rng.random() < 0.03:
