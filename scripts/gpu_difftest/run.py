@@ -3,7 +3,8 @@
 opencl on PoCL) against its own CPU reference, on random inputs.
 
 Usage: scripts/gpu_difftest/run.py SEED_START SEED_END [DEADLINE_EPOCH]
-       scripts/gpu_difftest/run.py --case SEED    (one seed, verbose, no log)
+       scripts/gpu_difftest/run.py --case SEED    (one seed, verbose)
+       scripts/gpu_difftest/run.py --gate SEED_START SEED_END   (gate mode, below)
 
 For each seed it draws a pair the way scripts/libvmaf_difftest/run.py does
 (its rnd_spec; the pair is written by its gen.py, imported), then widens the
@@ -25,6 +26,12 @@ round-trip doubles, so equal text is equal bits); ssimulacra2 may differ by
 1e-12 relative. One JSON line per cell goes to
 $TWINDIFF_DIR/log/cases.jsonl; a flagged seed's inputs are kept under
 $TWINDIFF_DIR/keep/seed_<N>.
+
+Gate mode writes the seeds' pairs (default options) as the fixtures of one
+gate of all 17 features at tolerance 1e-300 (ssimulacra2 1e-10; a tolerance must be above 0), pairs
+[cpu, vulkan] and [cpu, opencl], runs `ulpgate run` on it and prints every
+cell that is not OK or SKIP: the path where sides run in parallel and
+float_ssim and float_ms_ssim share a pass, which `score` never takes.
 
 Environment: ULPGATE (default target/release/ulpgate), TWINDIFF_DIR
 (default target/twindiff), MESA25_EVERY (default 4; 0 = never), TIMEOUT
@@ -342,7 +349,56 @@ def run_case(seed, log, verbose=False):
     return len(cells)
 
 
+def run_gate(s0, s1, deadline):
+    """Gate mode: the seeds' pairs as fixtures of one gate of every feature at tolerance 0 (ssimulacra2
+    1e-10), pairs [cpu, vulkan] and [cpu, opencl], through `ulpgate run`: the path that computes sides
+    in parallel and shares a pass between features (float_ssim + float_ms_ssim)."""
+    gdir = f"{OUT}/gate"
+    shutil.rmtree(gdir, ignore_errors=True)
+    os.makedirs(gdir)
+    fixtures = []
+    for seed in range(s0, s1):
+        if time.time() > deadline:
+            break
+        spec = spec_for(seed)
+        spec["seed"] = seed
+        if spec.get("odd_bits"):
+            continue
+        wdir = f"{gdir}/seed_{seed}"
+        os.makedirs(wdir)
+        if generate(spec, wdir):
+            continue
+        fixtures.append(f"""  - name: seed_{seed}
+    reference: {wdir}/ref.yuv
+    distorted: {wdir}/dis.yuv
+    geometry: {{width: {spec["w"]}, height: {spec["h"]}, bit_depth: {spec["bits"]}, chroma: "{spec["chroma"]}"}}
+""")
+    adr = "scripts/gpu_difftest: bit-identical twins"
+    feats = "".join(f"  - {{name: {f}, tolerance: {1e-10 if f == 'ssimulacra2' else 1e-300}, adr: \"{adr}\"}}\n"
+                    for f in FEATURES)
+    gate = f"{gdir}/gate.yaml"
+    with open(gate, "w") as g:
+        g.write(f"schema_version: 1\nname: gpu-difftest\nregistry: {ROOT}/gates/features.yaml\nfeatures:\n{feats}"
+                f"backends:\n  cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  opencl: {{required: true}}\n"
+                f"pairs:\n  - [cpu, vulkan]\n  - [cpu, opencl]\nfixtures:\n" + "".join(fixtures))
+    rc, so, se, t = run_cmd([ULP, "run", gate, "--json-out", f"{gdir}/report.json", "--quiet"], timeout=1800)
+    print(f"ulpgate run: exit {rc} in {t:.0f} s ({len(fixtures)} fixtures)")
+    if not os.path.exists(f"{gdir}/report.json"):
+        print(se[-2000:])
+        return
+    rep = json.load(open(f"{gdir}/report.json"))
+    from collections import Counter
+    print(Counter(c["status"] for c in rep["cells"]))
+    for c in rep["cells"]:
+        if c["status"] in ("FAIL", "ERROR"):
+            print(c["status"], c["feature"], c.get("backend_a"), c.get("backend_b"), c["fixture"],
+                  json.dumps(c.get("per_metric_max_abs_diff")), (c.get("note") or "")[:300])
+
+
 def main():
+    if len(sys.argv) >= 4 and sys.argv[1] == "--gate":
+        run_gate(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) > 4 else 1e18)
+        return
     if len(sys.argv) >= 3 and sys.argv[1] == "--case":
         os.makedirs(f"{OUT}/log", exist_ok=True)
         with open(f"{OUT}/log/single.jsonl", "a") as log:
