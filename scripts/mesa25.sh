@@ -51,10 +51,14 @@ if [ ! -f "$lib/libvulkan_lvp.so" ]; then
         dpkg-deb -x "$file" "$root"
     done
 fi
-# Written each time: it names the library by absolute path.
-cat > "$icd" <<JSON
+# Written each time: it names the library by absolute path. Through a
+# temporary file and a rename: a run started beside this one must never
+# read it half written (the loader then finds no driver at all).
+tmp=$(mktemp "$icd.XXXXXX")
+cat > "$tmp" <<JSON
 {"file_format_version": "1.0.0", "ICD": {"library_path": "$lib/libvulkan_lvp.so", "api_version": "1.4.305"}}
 JSON
+mv -f "$tmp" "$icd"
 
 # The loader reads VK_DRIVER_FILES (1.3.207 and later) or, before that,
 # VK_ICD_FILENAMES; either replaces the system's drivers.

@@ -35,11 +35,13 @@ fn iabs(x: i32) -> i32 {
     return select(x, bitcast<i32>(0u - bitcast<u32>(x)), x < 0);
 }
 
+#include "widen.wgsl"
+
 // A u32 as the i64 of the same value (C's uint32_t in an int64_t
 // product). Through u64: naga lowers i64(u32) to a sign-extending
 // OpSConvert (seen on lavapipe: the scale 1-3 CSF factors of 2^31 and
 // above, adm_csf_mode=1 for one, came out negative).
-fn widen(x: u32) -> i64 {
+fn widen_u32(x: u32) -> i64 {
     return bitcast<i64>(u64(x));
 }
 
@@ -48,12 +50,17 @@ fn recip(u: u32) -> i64 {
     return i64(1073741824 / i32(u));
 }
 
-// The int64 products as float, / 4096 and compared in double.
+// The int64 products as float, / 4096 and compared in double. The floats
+// are widened with widen(), not f64(): Mesa 25.0.7's lavapipe computes a
+// product of converted floats (d * d, cos1 * o) as a float product
+// (include/widen.wgsl), which flipped the test where it is close: integer
+// adm's scale 1 and aim off on 16-bit 0/65535 stripes (35x34, the
+// twin-diff session's GPU differential test).
 fn angle(dp: i64, om: i64, tm: i64) -> bool {
-    let d = f64(f32(dp)) / 4096.0lf;
-    let o = f64(f32(om)) / 4096.0lf;
-    let t = f64(f32(tm)) / 4096.0lf;
-    return d >= 0.0lf && d * d >= f64(pc.cos1) * o * t;
+    let d = widen(f32(dp)) / 4096.0lf;
+    let o = widen(f32(om)) / 4096.0lf;
+    let t = widen(f32(tm)) / 4096.0lf;
+    return d >= 0.0lf && d * d >= widen(pc.cos1) * o * t;
 }
 
 // The enhancement gain: MIN (o > 0) or MAX (o < 0) of rst * limit and t
@@ -150,7 +157,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(workgroup_id) wi
                 fl = i16((4369 * m + 2048) >> 12u);
                 ce = i16((8738 * m + 2048) >> 12u);
             } else {
-                let csf = i32((widen(rf[b]) * i64(v) + (1li << 27u)) >> 28u);
+                let csf = i32((widen_u32(rf[b]) * i64(v) + (1li << 27u)) >> 28u);
                 // libvmaf's rounding term is 1u << 31 stored in an int32: -2^31.
                 let m = i64(iabs(csf));
                 fl = i32((143165577li * m - (1li << 31u)) >> 32u);

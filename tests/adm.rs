@@ -17,7 +17,7 @@ use ulpgate::backend::gpu::Gpu;
 use ulpgate::features::adm::gpu::{self, Shape};
 use ulpgate::features::adm::{ADM, FLOAT_ADM};
 use ulpgate::features::{FeatureImpl, Options, run_extractor};
-use ulpgate::fixture::{Chroma, LoadedFixture};
+use ulpgate::fixture::{Chroma, Frame, LoadedFixture, Samples};
 
 fn fixture(width: u32, height: u32, bit_depth: u8, chroma: Chroma, seed: u64) -> LoadedFixture {
     synthetic(width, height, bit_depth, chroma, 2, seed)
@@ -101,6 +101,38 @@ fn adm_gpu_equals_cpu_bit_for_bit() {
     );
     assert_twins(&gpus, &ADM, small, &options(&[("adm_csf_mode", json!(1)), ("adm_ref_display_height", json!(2160))]));
     assert_twins(&gpus, &ADM, small, &options(&[("adm_csf_mode", json!(3)), ("adm_norm_view_dist", json!(4.5))]));
+}
+
+/// 16-bit 0/65535 vertical stripes (two columns each), 35x34, and the same
+/// with nine pixels set to 65535: scale 1's decoupling meets angle tests
+/// whose double products a float product would flip. Mesa 25.0.7's
+/// lavapipe computed them as float products while the WGSL kernel widened
+/// with `f64()` (integer_adm_scale1 and integer_aim off; found by the
+/// twin-diff session's GPU differential test, scripts/gpu_difftest).
+fn angle_test_stripes() -> LoadedFixture {
+    let mut fx = fixture(35, 34, 16, Chroma::Yuv420, 8);
+    let (w, h) = (35usize, 34usize);
+    let stripes: Vec<u16> = (0..w * h).map(|i| if (i % w / 2) % 2 == 1 { 65535 } else { 0 }).collect();
+    let mut spikes = stripes.clone();
+    for (y, x) in [(17, 25), (17, 28), (19, 29), (20, 33), (21, 25), (21, 33), (24, 32), (25, 25), (26, 32)] {
+        spikes[y * w + x] = 65535;
+    }
+    let geometry = fx.geometry;
+    let frame = |luma: &[u16]| {
+        let mut samples = luma.to_vec();
+        samples.resize(geometry.frame_samples(), 32768);
+        Frame::new(geometry, Samples::U16(samples)).unwrap()
+    };
+    fx.reference = vec![frame(&stripes), frame(&stripes)];
+    fx.distorted = vec![frame(&spikes), frame(&spikes)];
+    fx
+}
+
+#[test]
+fn adm_angle_test_is_bit_exact_on_16_bit_stripes() {
+    let _one_at_a_time = SOFTWARE_GPUS.lock().unwrap_or_else(|e| e.into_inner());
+    let gpus = software_gpus();
+    assert_twins(&gpus, &ADM, &[angle_test_stripes()], &Options::new());
 }
 
 #[test]

@@ -12,7 +12,7 @@ use super::{Names, final_scores};
 use crate::features::Extractor;
 use crate::fixture::Frame;
 use crate::scores::Scores;
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 pub struct CambiCpu {
     plan: Plan,
@@ -90,10 +90,11 @@ pub fn weight_scales(per_scale: &[f64; NUM_SCALES], pixels_in_window: u16) -> f6
 impl Extractor for CambiCpu {
     fn extract(&mut self, index: usize, reference: &Frame, distorted: &Frame, out: &mut Scores) -> Result<()> {
         let enc = self.plan.enc.clone();
-        let dist = self.score(distorted, &enc)?;
+        // A refused frame is named as the GPU pipelines name it (features::gpu).
+        let dist = self.score(distorted, &enc).with_context(|| format!("frame {index}"))?;
         let src = if self.plan.settings.full_ref {
             let plan = self.plan.src.clone();
-            Some(self.score(reference, &plan)?)
+            Some(self.score(reference, &plan).with_context(|| format!("frame {index}"))?)
         } else {
             None
         };
