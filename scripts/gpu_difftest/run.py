@@ -34,7 +34,8 @@ cell that is not OK or SKIP: the path where sides run in parallel and
 float_ssim and float_ms_ssim share a pass, which `score` never takes.
 
 Environment: ULPGATE (default target/release/ulpgate), TWINDIFF_DIR
-(default target/twindiff), MESA25_EVERY (default 4; 0 = never), TIMEOUT
+(default target/twindiff), BACKENDS (default vulkan,opencl), VULKAN_DEVICE
+(default llvmpipe), MESA25_EVERY (default 4; 0 = never), TIMEOUT
 (seconds a side may take, default 300). Needs ffmpeg (with libx264) and
 numpy. Run one worker at a time on a small machine (`nice -n 10`).
 """
@@ -42,7 +43,6 @@ import importlib.util, json, os, random, re, shutil, subprocess, sys, time
 
 HERE_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE_DIR, "..", ".."))
-import yaml  # noqa: E402
 
 
 def _load(name, path):
@@ -53,20 +53,28 @@ def _load(name, path):
 
 
 _LDT_DIR = os.path.join(ROOT, "scripts", "libvmaf_difftest")
-gen = _load("gen", os.path.join(_LDT_DIR, "gen.py"))  # the pair generator
-ldt = _load("libvmaf_difftest_run", os.path.join(_LDT_DIR, "run.py"))  # rnd_spec, rnd_variant
+try:
+    import yaml  # noqa: E402
+
+    gen = _load("gen", os.path.join(_LDT_DIR, "gen.py"))  # the pair generator (numpy)
+    ldt = _load("libvmaf_difftest_run", os.path.join(_LDT_DIR, "run.py"))  # rnd_spec, rnd_variant
+    REGISTRY = yaml.safe_load(open(os.path.join(ROOT, "gates", "features.yaml")))["features"]
+except ImportError:  # --replay on a machine without PyYAML or numpy: comparing needs neither
+    gen = ldt = None
+    REGISTRY = {}
 
 OUT = os.path.abspath(os.environ.get("TWINDIFF_DIR", os.path.join(ROOT, "target", "twindiff")))
 ULP = os.path.abspath(os.environ.get("ULPGATE", os.path.join(ROOT, "target", "release", "ulpgate")))
 MESA25 = os.path.join(ROOT, "scripts", "mesa25.sh")
 MESA25_EVERY = int(os.environ.get("MESA25_EVERY", "4"))
 TIMEOUT = float(os.environ.get("TIMEOUT", "300"))
-REGISTRY = yaml.safe_load(open(os.path.join(ROOT, "gates", "features.yaml")))["features"]
 FEATURES = list(REGISTRY)
+VULKAN_DEVICE = os.environ.get("VULKAN_DEVICE", "llvmpipe")
+BACKENDS = os.environ.get("BACKENDS", "vulkan,opencl").split(",")
 REL_TOL = {"ssimulacra2": 1e-12}
 
 # gen.py knows 4:2:0, 4:2:2 and 4:4:4; 4:0:0 is the luma plane alone.
-_pix_fmt, _plane_dims = gen.pix_fmt, gen.plane_dims
+_pix_fmt, _plane_dims = (gen.pix_fmt, gen.plane_dims) if gen else (None, None)
 
 
 def pix_fmt(chroma, bits):
@@ -80,7 +88,8 @@ def plane_dims(spec):
     return dims[:1] if spec["chroma"] == "400" else dims
 
 
-gen.pix_fmt, gen.plane_dims = pix_fmt, plane_dims
+if gen:
+    gen.pix_fmt, gen.plane_dims = pix_fmt, plane_dims
 
 TINY = [(1, 1), (1, 2), (2, 1), (2, 2), (3, 3), (1, 7), (7, 1), (4, 4), (5, 3), (6, 6), (7, 9), (8, 8), (9, 8),
         (10, 10), (11, 13), (15, 15), (16, 16), (17, 17), (16, 9), (21, 23), (23, 21), (31, 29), (32, 32), (33, 33),
@@ -230,7 +239,7 @@ def run_cmd(cmd, timeout=TIMEOUT):
 def score_cmd(backend, spec, wdir, feat, opts):
     cmd = [ULP, "score", "--backend", backend, "--feature", feat]
     if backend == "vulkan":
-        cmd += ["--vulkan-device", "llvmpipe"]
+        cmd += ["--vulkan-device", VULKAN_DEVICE]
     for k, v in opts.items():
         cmd += ["--option", f"{k}={v}"]
     cmd += ["--reference", f"{wdir}/ref.yuv", "--distorted", f"{wdir}/dis.yuv", "--width", str(spec["w"]),
@@ -304,6 +313,15 @@ def compare(feat, cpu, gpu):
     return f, f_n
 
 
+def draw_cells(seed, spec):
+    """Every feature with default options and one or two random option sets (seeded)."""
+    rng = random.Random(seed * 7919 + 3)
+    cells = []
+    for feat in FEATURES:
+        cells += variants(feat, rng, spec)
+    return cells
+
+
 def run_case(seed, log, verbose=False):
     spec = spec_for(seed)
     spec["seed"] = seed
@@ -314,11 +332,18 @@ def run_case(seed, log, verbose=False):
     if err:
         log.write(json.dumps({"seed": seed, "spec": spec, "gen_error": err}) + "\n"); log.flush()
         return 0
-    rng = random.Random(seed * 7919 + 3)
-    cells = []
-    for feat in FEATURES:
-        cells += variants(feat, rng, spec)
-    backends = ["vulkan", "opencl"] + (["vulkan_mesa25"] if MESA25_EVERY and seed % MESA25_EVERY == 0 else [])
+    cells = draw_cells(seed, spec)
+    backends = BACKENDS + (["vulkan_mesa25"] if MESA25_EVERY and seed % MESA25_EVERY == 0 else [])
+    if score_cells(seed, spec, wdir, cells, backends, log, verbose):
+        dst = f"{OUT}/keep/seed_{seed}"
+        shutil.rmtree(dst, ignore_errors=True)
+        shutil.copytree(wdir, dst)
+    return len(cells)
+
+
+def score_cells(seed, spec, wdir, cells, backends, log, verbose=False):
+    """Scores each (feature, options) cell on cpu and each backend and logs the comparison; True when
+    something was flagged."""
     keep, geom = False, f'{spec["w"]}x{spec["h"]} b{spec["bits"]} {spec["chroma"]} n{spec["n"]}'
     for feat, opts in cells:
         cpu = run_cmd(score_cmd("cpu", spec, wdir, feat, opts))
@@ -342,11 +367,75 @@ def run_case(seed, log, verbose=False):
         log.write(json.dumps(res) + "\n"); log.flush()
         if verbose:
             print(json.dumps(res)[:600])
-    if keep:
-        dst = f"{OUT}/keep/seed_{seed}"
-        shutil.rmtree(dst, ignore_errors=True)
-        shutil.copytree(wdir, dst)
-    return len(cells)
+    return keep
+
+
+def prepare(s0, s1, pdir, max_bytes):
+    """Writes the seeds' pairs and cells under pdir (cases.jsonl, seed_N/{ref,dis}.yuv), up to max_bytes
+    of pairs, for --replay on a machine that cannot generate them (no ffmpeg): a GPU host."""
+    os.makedirs(pdir, exist_ok=True)
+    total, n, fixtures = 0, 0, []
+    with open(f"{pdir}/cases.jsonl", "w") as out:
+        for seed in range(s0, s1):
+            spec = spec_for(seed)
+            spec["seed"] = seed
+            wdir = f"{pdir}/seed_{seed}"
+            shutil.rmtree(wdir, ignore_errors=True)
+            os.makedirs(wdir)
+            size = None
+            if not generate(spec, wdir):
+                size = sum(os.path.getsize(f"{wdir}/{f}") for f in ("ref.yuv", "dis.yuv"))
+            if size is None or total + size > max_bytes:
+                shutil.rmtree(wdir)
+                continue
+            total += size
+            n += 1
+            os.remove(f"{wdir}/spec.json")
+            out.write(json.dumps({"seed": seed, "spec": spec, "cells": draw_cells(seed, spec)}) + "\n")
+            if not spec.get("odd_bits"):
+                fixtures.append(fixture_entry(seed, spec, f"seed_{seed}"))
+    # Default options through `ulpgate run`, paths relative to the gate and the
+    # registry the repository's, so the folder can travel with the repository.
+    write_gate(f"{pdir}/gate.yaml", fixtures, os.path.relpath(f"{ROOT}/gates/features.yaml", pdir))
+    print(f"{n} seeds, {total / 2**20:.1f} MiB under {pdir}; gate.yaml of {len(fixtures)} fixtures")
+
+
+def replay(pdir, deadline):
+    """Scores prepare's cells on cpu and BACKENDS; one JSON line per cell to $TWINDIFF_DIR/log/replay.jsonl."""
+    os.makedirs(f"{OUT}/log", exist_ok=True)
+    flagged = cells_run = 0
+    with open(f"{OUT}/log/replay.jsonl", "a") as log:
+        for line in open(f"{pdir}/cases.jsonl"):
+            if time.time() > deadline:
+                print("deadline: stopped", flush=True)
+                break
+            case = json.loads(line)
+            cells = [tuple(c) for c in case["cells"]]
+            flagged += score_cells(case["seed"], case["spec"], f"{pdir}/seed_{case['seed']}", cells, BACKENDS, log)
+            cells_run += len(cells)
+            print(f"seed {case['seed']}: {len(cells)} cells", flush=True)
+    print(f"replayed {cells_run} cells on cpu and {','.join(BACKENDS)}: {flagged} seed(s) flagged")
+
+
+def fixture_entry(seed, spec, wdir):
+    return f"""  - name: seed_{seed}
+    reference: {wdir}/ref.yuv
+    distorted: {wdir}/dis.yuv
+    geometry: {{width: {spec["w"]}, height: {spec["h"]}, bit_depth: {spec["bits"]}, chroma: "{spec["chroma"]}"}}
+"""
+
+
+def write_gate(path, fixtures, registry):
+    """One gate of every feature at tolerance 1e-300 (ssimulacra2 1e-10), pairs [cpu, B] for B in BACKENDS."""
+    adr = "scripts/gpu_difftest: bit-identical twins"
+    feats = "".join(f"  - {{name: {f}, tolerance: {1e-10 if f == 'ssimulacra2' else 1e-300}, adr: \"{adr}\"}}\n"
+                    for f in FEATURES)
+    backends = "".join(f"  {b}: {{required: true" + (f", device: {VULKAN_DEVICE}" if b == "vulkan" else "") + "}\n"
+                       for b in BACKENDS)
+    pairs = "".join(f"  - [cpu, {b}]\n" for b in BACKENDS)
+    with open(path, "w") as g:
+        g.write(f"schema_version: 1\nname: gpu-difftest\nregistry: {registry}\nfeatures:\n{feats}"
+                f"backends:\n  cpu: {{}}\n{backends}pairs:\n{pairs}fixtures:\n" + "".join(fixtures))
 
 
 def run_gate(s0, s1, deadline):
@@ -368,19 +457,9 @@ def run_gate(s0, s1, deadline):
         os.makedirs(wdir)
         if generate(spec, wdir):
             continue
-        fixtures.append(f"""  - name: seed_{seed}
-    reference: {wdir}/ref.yuv
-    distorted: {wdir}/dis.yuv
-    geometry: {{width: {spec["w"]}, height: {spec["h"]}, bit_depth: {spec["bits"]}, chroma: "{spec["chroma"]}"}}
-""")
-    adr = "scripts/gpu_difftest: bit-identical twins"
-    feats = "".join(f"  - {{name: {f}, tolerance: {1e-10 if f == 'ssimulacra2' else 1e-300}, adr: \"{adr}\"}}\n"
-                    for f in FEATURES)
+        fixtures.append(fixture_entry(seed, spec, wdir))
     gate = f"{gdir}/gate.yaml"
-    with open(gate, "w") as g:
-        g.write(f"schema_version: 1\nname: gpu-difftest\nregistry: {ROOT}/gates/features.yaml\nfeatures:\n{feats}"
-                f"backends:\n  cpu: {{}}\n  vulkan: {{required: true, device: llvmpipe}}\n  opencl: {{required: true}}\n"
-                f"pairs:\n  - [cpu, vulkan]\n  - [cpu, opencl]\nfixtures:\n" + "".join(fixtures))
+    write_gate(gate, fixtures, f"{ROOT}/gates/features.yaml")
     rc, so, se, t = run_cmd([ULP, "run", gate, "--json-out", f"{gdir}/report.json", "--quiet"], timeout=1800)
     print(f"ulpgate run: exit {rc} in {t:.0f} s ({len(fixtures)} fixtures)")
     if not os.path.exists(f"{gdir}/report.json"):
@@ -396,6 +475,13 @@ def run_gate(s0, s1, deadline):
 
 
 def main():
+    if len(sys.argv) >= 5 and sys.argv[1] == "--prepare":
+        prepare(int(sys.argv[2]), int(sys.argv[3]), os.path.abspath(sys.argv[4]),
+                float(sys.argv[5]) * 2**20 if len(sys.argv) > 5 else 40 * 2**20)
+        return
+    if len(sys.argv) >= 3 and sys.argv[1] == "--replay":
+        replay(os.path.abspath(sys.argv[2]), float(sys.argv[3]) if len(sys.argv) > 3 else 1e18)
+        return
     if len(sys.argv) >= 4 and sys.argv[1] == "--gate":
         run_gate(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]) if len(sys.argv) > 4 else 1e18)
         return
