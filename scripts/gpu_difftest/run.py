@@ -39,7 +39,7 @@ Environment: ULPGATE (default target/release/ulpgate), TWINDIFF_DIR
 (seconds a side may take, default 300). Needs ffmpeg (with libx264) and
 numpy. Run one worker at a time on a small machine (`nice -n 10`).
 """
-import importlib.util, json, os, random, re, shutil, subprocess, sys, time
+import importlib.util, json, os, random, re, shutil, sys, time
 
 HERE_DIR = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE_DIR, "..", ".."))
@@ -53,14 +53,14 @@ def _load(name, path):
 
 
 _LDT_DIR = os.path.join(ROOT, "scripts", "libvmaf_difftest")
+ldt = _load("libvmaf_difftest_run", os.path.join(_LDT_DIR, "run.py"))  # rnd_spec, rnd_variant, run_cmd
 try:
     import yaml  # noqa: E402
 
     gen = _load("gen", os.path.join(_LDT_DIR, "gen.py"))  # the pair generator (numpy)
-    ldt = _load("libvmaf_difftest_run", os.path.join(_LDT_DIR, "run.py"))  # rnd_spec, rnd_variant
     REGISTRY = yaml.safe_load(open(os.path.join(ROOT, "gates", "features.yaml")))["features"]
 except ImportError:  # --replay on a machine without PyYAML or numpy: comparing needs neither
-    gen = ldt = None
+    gen = None
     REGISTRY = {}
 
 OUT = os.path.abspath(os.environ.get("TWINDIFF_DIR", os.path.join(ROOT, "target", "twindiff")))
@@ -228,12 +228,8 @@ def variants(feat, rng, spec):
 
 
 def run_cmd(cmd, timeout=TIMEOUT):
-    t = time.time()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        return p.returncode, p.stdout, p.stderr, time.time() - t
-    except subprocess.TimeoutExpired:
-        return "timeout", "", "", time.time() - t
+    """(exit status or "timeout", stdout, stderr, seconds)."""
+    return ldt.run_cmd(cmd, timeout)
 
 
 def score_cmd(backend, spec, wdir, feat, opts):
