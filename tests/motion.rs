@@ -208,6 +208,43 @@ fn gpu_twins_match_the_cpu_at_every_geometry() {
     gpu_matches_cpu(&fixtures, &common::software_gpus());
 }
 
+/// Rows wide enough to wrap libvmaf's 32-bit row sums: the CPU reference
+/// wraps as integer_motion.c does, and the GPU twins, whose per-group sums
+/// would not, refuse with an error rather than print another number.
+#[test]
+fn rows_that_wrap_the_c_row_sum_are_scored_on_the_cpu_and_refused_on_gpus() {
+    use ulpgate::fixture::{Frame, Samples};
+    // 16-bit 0 then 65535 everywhere: every |val| of frame 1 is 65535, so a
+    // row of 65538 sums to 65535 * 65538 = 2^32 + 65534 and wraps to 65534.
+    let (width, height) = (65_538u32, 3u32);
+    let geometry = Geometry { width, height, bit_depth: 16, chroma: Chroma::Yuv400 };
+    let n = geometry.frame_samples();
+    let frame = |v: u16| Frame::new(geometry, Samples::U16(vec![v; n])).expect("frame");
+    let fx = LoadedFixture { geometry, reference: vec![frame(0), frame(65535)], distorted: vec![frame(0), frame(0)] };
+    for name in ["motion", "motion_v2"] {
+        let feature = imp(name);
+        let scores = cpu(feature, &fx, &Options::default());
+        let sad_metric = if name == "motion" {
+            "VMAF_integer_feature_motion_sad_score"
+        } else {
+            "VMAF_integer_feature_motion_v2_sad_score"
+        };
+        let sad = scores.get(sad_metric).expect("sad score")[1];
+        let wrapped = f64::from(height * 65_534) / 256.0 / f64::from(width * height);
+        assert_eq!(sad, wrapped, "{name}: frame 1's SAD from wrapped row sums (unwrapped it would be about 256)");
+        for (driver, gpu) in common::software_gpus() {
+            let err = match feature.gpu_extractor(gpu, &geometry, &Options::default()) {
+                Ok(_) => panic!("{name} on {driver} took rows its sums cannot reproduce"),
+                Err(e) => format!("{e:#}"),
+            };
+            assert!(
+                err.contains("could wrap libvmaf's 32-bit row sums") && err.contains("the cpu backend scores it"),
+                "{err}"
+            );
+        }
+    }
+}
+
 #[test]
 fn bad_options_and_small_frames_are_clear_through_the_binary() {
     use common::*;

@@ -190,7 +190,17 @@ pub fn integer_extractor(
     options: &Options,
     v2: bool,
 ) -> Result<Box<dyn Extractor>> {
-    let motion = Integer::new(geometry, options, v2)?;
+    let motion = Integer::new(options, v2)?;
+    // The CPU reference sums each row's |val| in a wrapping u32 as the C
+    // does; the kernel's per-group partials are only that sum where no row
+    // sum reaches 2^32 (|val| <= 65535, so up to 65537 columns).
+    ensure!(
+        u64::from(geometry.width) * 65535 < 1 << 32,
+        "{} on a GPU: rows of {} samples could wrap libvmaf's 32-bit row sums (above 65537 columns), \
+         which the kernel's per-group sums do not reproduce; the cpu backend scores it",
+        if v2 { "motion_v2" } else { "motion" },
+        geometry.width
+    );
     let spec = if geometry.bytes_per_sample() == 1 { &MOTION_SAD_BYTES } else { &MOTION_SAD };
     let pipeline = IntegerGpu { kernel: gpu.load_kernel(spec)?, geometry: *geometry, motion };
     GpuExtractor::boxed(gpu, pipeline)

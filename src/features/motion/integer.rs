@@ -197,14 +197,10 @@ pub struct Integer {
 }
 
 impl Integer {
-    pub fn new(geometry: &Geometry, options: &crate::features::Options, v2: bool) -> Result<Integer> {
+    pub fn new(options: &crate::features::Options, v2: bool) -> Result<Integer> {
         let (feature, defs) =
             if v2 { (&super::MOTION_V2, MOTION_V2_OPTIONS) } else { (&super::MOTION, MOTION_OPTIONS) };
         let params = checked(feature.name, options, defs)?;
-        ensure!(
-            (geometry.width as u64) * 65535 < 1 << 32,
-            "motion: rows wider than 65537 samples could wrap libvmaf's 32-bit row sums"
-        );
         Ok(Integer {
             v2,
             params,
@@ -297,7 +293,7 @@ pub fn luma(bytes: &[u8], bit_depth: u8) -> Luma<'_> {
 
 /// The CPU extractor of `motion` (and with `v2` of `motion_v2`).
 pub fn cpu_extractor(geometry: &Geometry, options: &crate::features::Options, v2: bool) -> Result<Box<dyn Extractor>> {
-    let motion = Integer::new(geometry, options, v2)?;
+    let motion = Integer::new(options, v2)?;
     let window = Window { lookback: motion.back() };
     Ok(Box::new(IntegerCpu {
         motion,
