@@ -55,6 +55,9 @@ fn refuses(geometry: &Geometry, _: &Options) -> Option<String> {
 /// [`ANSNR_ROW_GROUPS`] (the factory asks [`kernel_for`]; tests take both).
 pub fn gpu_extractor(gpu: Arc<dyn Gpu>, geometry: &Geometry, spec: &'static KernelSpec) -> Result<Box<dyn Extractor>> {
     ensure!(*spec == ANSNR_FILTER_ROWS || *spec == ANSNR_ROW_GROUPS, "{} is not a float_ansnr kernel", spec.name);
+    // The guard `FeatureImpl::gpu_extractor` puts in front of the factory,
+    // for the tests that call this one directly.
+    FLOAT_ANSNR.ensure_takes(geometry, &Options::default())?;
     let pipeline = AnsnrGpu { kernel: gpu.load_kernel(spec)?, geometry: *geometry };
     GpuExtractor::boxed(gpu, pipeline)
 }

@@ -357,6 +357,9 @@ pub fn integer_extractor_shaped(
     options: &Options,
     shape: Shape,
 ) -> Result<Box<dyn Extractor>> {
+    // The guard `FeatureImpl::gpu_extractor` puts in front of the factory,
+    // for the tests that call this one directly.
+    super::ADM.ensure_takes(geometry, options)?;
     let config = integer::Config::new(options)?;
     let params = integer::ScaleParams::all(&config, geometry.width as usize, geometry.height as usize);
     let specs = match shape {
@@ -386,6 +389,7 @@ pub fn float_extractor_shaped(
     options: &Options,
     shape: Shape,
 ) -> Result<Box<dyn Extractor>> {
+    super::FLOAT_ADM.ensure_takes(geometry, options)?;
     let config = float::Config::new(options)?;
     // x86 libvmaf divides through rcpss: the kernels need this host's table.
     let exact_div = float::rcp::check_gpu_division()?.is_none();

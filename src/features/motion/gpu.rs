@@ -295,6 +295,9 @@ pub fn float_extractor_shaped(
     options: &Options,
     shape: FloatShape,
 ) -> Result<Box<dyn Extractor>> {
+    // The guard `FeatureImpl::gpu_extractor` puts in front of the factory,
+    // for the tests that call this one directly.
+    super::FLOAT_MOTION.ensure_takes(geometry, options)?;
     let motion = FloatMotion::new(options)?;
     let planes = motion.options.planes();
     // Per plane: its rows, then (with scale 1) its scaled rows.
