@@ -36,7 +36,9 @@ float_ssim and float_ms_ssim share a pass, which `score` never takes.
 Environment: ULPGATE (default target/release/ulpgate), TWINDIFF_DIR
 (default target/twindiff), BACKENDS (default vulkan,opencl), VULKAN_DEVICE
 (default llvmpipe), MESA25_EVERY (default 4; 0 = never), TIMEOUT
-(seconds a side may take, default 300). Needs ffmpeg (with libx264) and
+(seconds a side may take, default 300), FEATURES (a comma list: only
+these features), FRAMES (LO-HI: frames a pair, instead of the libvmaf
+difftest's 1 to 6; for temporal features' state over long sequences). Needs ffmpeg (with libx264) and
 numpy. Run one worker at a time on a small machine (`nice -n 10`).
 """
 import importlib.util, json, os, random, re, shutil, sys, time
@@ -68,7 +70,10 @@ ULP = os.path.abspath(os.environ.get("ULPGATE", os.path.join(ROOT, "target", "re
 MESA25 = os.path.join(ROOT, "scripts", "mesa25.sh")
 MESA25_EVERY = int(os.environ.get("MESA25_EVERY", "4"))
 TIMEOUT = float(os.environ.get("TIMEOUT", "300"))
-FEATURES = list(REGISTRY)
+FEATURES = [f for f in REGISTRY if f in os.environ["FEATURES"].split(",")] if os.environ.get("FEATURES") else list(REGISTRY)
+# FRAMES=LO-HI: every pair gets LO to HI frames (temporal features' state across many frames), at most
+# 4 million luma samples in all.
+FRAMES = tuple(int(v) for v in os.environ["FRAMES"].split("-")) if os.environ.get("FRAMES") else None
 VULKAN_DEVICE = os.environ.get("VULKAN_DEVICE", "llvmpipe")
 BACKENDS = os.environ.get("BACKENDS", "vulkan,opencl").split(",")
 REL_TOL = {"ssimulacra2": 1e-12}
@@ -125,6 +130,8 @@ def spec_for(seed):
             spec["allow_oob"] = True
     if spec["w"] * spec["h"] > 200000:
         spec["n"] = min(spec["n"], 2)
+    if FRAMES:
+        spec["n"] = max(1, min(random.Random(seed * 31 + 7).randint(*FRAMES), 4_000_000 // (spec["w"] * spec["h"])))
     if rng.random() < 0.18:
         spec["chroma"] = "400"
     if rng.random() < 0.03:
