@@ -4,7 +4,8 @@
  * arithmetic (contract: SELFTEST_INT64 in src/backend/selftest.rs; the
  * Vulkan dialect is shaders/selftest_int64.wgsl); and floats widened to
  * doubles and multiplied, held to Rust's exact conversion and product
- * (SELFTEST_WIDEN; shaders/selftest_widen.wgsl).
+ * (SELFTEST_WIDEN; shaders/selftest_widen.wgsl); and float products and
+ * sums, subnormals included (SELFTEST_FLOAT; shaders/selftest_float.wgsl).
  */
 #include "ulp.h"
 
@@ -38,4 +39,15 @@ KERNEL selftest_widen(GLOBAL const ulp_u32 *a, GLOBAL const ulp_u32 *b, GLOBAL u
     out[4 * i + 1] = (ulp_u32)(xb >> 32);
     out[4 * i + 2] = (ulp_u32)pb;
     out[4 * i + 3] = (ulp_u32)(pb >> 32);
+}
+
+KERNEL selftest_float(GLOBAL const ulp_u32 *a, GLOBAL const ulp_u32 *b, GLOBAL ulp_u32 *out, ulp_u32 n)
+{
+    const ulp_u32 i = GLOBAL_ID(0);
+    if (i >= n)
+        return;
+    const float x = ULP_F32_FROM(a[i]);
+    const float y = ULP_F32_FROM(b[i]);
+    out[2 * i] = ULP_F32_BITS(x * y);
+    out[2 * i + 1] = ULP_F32_BITS(x + y);
 }

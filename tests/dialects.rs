@@ -46,6 +46,17 @@ fn widened_floats_and_their_products_equal_rusts_on_lavapipe_and_pocl() {
     }
 }
 
+/// Float products and sums with subnormal operands and results: Rust's
+/// bits on lavapipe and PoCL (neither flushes subnormals, so their float
+/// kernels can equal the CPU's everywhere).
+#[test]
+fn float_arithmetic_keeps_subnormals_on_lavapipe_and_pocl() {
+    for (backend, gpu) in common::software_gpus() {
+        let float = selftest::check_float(gpu.as_ref()).unwrap_or_else(|e| panic!("{backend}: {e:#}"));
+        assert_eq!(float, selftest::FloatArithmetic::Exact { pairs: selftest::float_inputs().len() }, "{backend}");
+    }
+}
+
 #[test]
 fn devices_check_runs_the_self_test_on_every_gpu_device() {
     let out = common::ulpgate().args(["devices", "--check", "--json"]).output().unwrap();
@@ -55,5 +66,9 @@ fn devices_check_runs_the_self_test_on_every_gpu_device() {
     for backend in ["vulkan", "opencl"] {
         let r = results.iter().find(|r| r["backend"] == backend).unwrap_or_else(|| panic!("no {backend} self-test"));
         assert_eq!(r["ok"], true, "{r}");
+        assert!(
+            r["detail"].as_str().is_some_and(|d| d.contains("float products and sums equal, subnormals included")),
+            "{r}"
+        );
     }
 }

@@ -8,7 +8,10 @@
 //! (shaders/include/widen.wgsl) and the C dialect's casts, subnormals
 //! included, which a driver that flushes them in a conversion gets wrong
 //! (NVIDIA's Vulkan driver does: `f64(v)` of 1e-45 is 0 there, which is
-//! why `widen()` assembles the double from the float's bits).
+//! why `widen()` assembles the double from the float's bits). And float
+//! products and sums with subnormal operands and results
+//! (`selftest_float`), which tells a device that keeps subnormals from one
+//! that flushes them to zero (NVIDIA's Vulkan driver does that too).
 
 use super::gpu::{Arg, Gpu, KernelSpec, groups_for};
 use crate::features::gpu::words;
@@ -148,6 +151,110 @@ pub fn check_widen(gpu: &dyn Gpu) -> Result<()> {
     Ok(())
 }
 
+/// `selftest_float` (kernels/selftest.cl, shaders/selftest_float.wgsl):
+/// work item `i < n` reads `a[i]` and `b[i]` (f32 bits) and writes
+/// `out[2i]` = `a * b` and `out[2i+1]` = `a + b`, f32 bits. Buffers: a, b,
+/// out. Scalars: n.
+pub static SELFTEST_FLOAT: KernelSpec =
+    KernelSpec { name: "selftest_float", family: "selftest", workgroup: [64, 1, 1], buffers: 3, scalars: 1 };
+
+/// Float pairs for [`check_float`]: normal operands whose product or sum
+/// is subnormal, subnormal operands (times one, plus zero, plus each
+/// other), the edges of the normal range, and pseudo-random pairs whose
+/// products fall around the smallest normal float.
+pub fn float_inputs() -> Vec<(u32, u32)> {
+    let bits = |x: f32| x.to_bits();
+    let mut out = vec![
+        (bits(1e-20), bits(1e-20)),           // product 1e-40: subnormal
+        (bits(1e-20), bits(-3e-19)),          // product -3e-39
+        (bits(1.5e-38), bits(-1.4e-38)),      // sum 1e-39 of two normals
+        (0x0000_0001, bits(1.0)),             // the smallest subnormal, times one
+        (0x007f_ffff, 0x0000_0000),           // the largest subnormal, plus zero
+        (0x0040_0000, 0x0040_0000),           // two subnormals, summed to the smallest normal
+        (0x8000_0003, bits(3.0)),             // a negative subnormal times three
+        (bits(f32::MIN_POSITIVE), bits(0.5)), // halved into the subnormals
+        (bits(1.0), bits(2.0)),
+        (bits(f32::MAX), bits(0.5)),
+    ];
+    let mut s: u32 = 0x2545_f491;
+    let mut next = || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        s
+    };
+    // Exponents around -63 (1e-19) each, so products land from well inside
+    // the subnormals to well above the smallest normal.
+    for _ in 0..246 {
+        let (x, y) = (next(), next());
+        let a = (x & 0x807f_ffff) | ((60 + (x >> 23) % 8) << 23);
+        let b = (y & 0x807f_ffff) | ((60 + (y >> 23) % 8) << 23);
+        out.push((a, b));
+    }
+    out
+}
+
+/// `x` with a subnormal flushed to a zero of its sign.
+fn flushed(x: f32) -> f32 {
+    if x.is_subnormal() { f32::from_bits(x.to_bits() & 0x8000_0000) } else { x }
+}
+
+/// How a device's float products and sums compare with Rust's.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FloatArithmetic {
+    /// Every result equal, subnormals included.
+    Exact { pairs: usize },
+    /// Equal but where the device flushed a subnormal operand or result to
+    /// zero, as x86's FTZ and DAZ modes do: `flushed` of `pairs` pairs.
+    FlushesSubnormals { flushed: usize, pairs: usize },
+}
+
+/// Compares [`SELFTEST_FLOAT`]'s results, `got[2i]` and `got[2i + 1]` for
+/// `cases[i]`, with Rust's; an error names the first result that is
+/// neither Rust's nor Rust's with subnormals flushed.
+pub fn judge_float(device: &str, cases: &[(u32, u32)], got: &[u32]) -> Result<FloatArithmetic> {
+    let mut flushes = 0;
+    for (i, &(a, b)) in cases.iter().enumerate() {
+        let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+        let (fx, fy) = (flushed(x), flushed(y));
+        let mut flushed_here = false;
+        for (k, (exact, under_ftz)) in [(x * y, flushed(fx * fy)), (x + y, flushed(fx + fy))].into_iter().enumerate() {
+            let g = f32::from_bits(got[2 * i + k]);
+            if g.to_bits() == exact.to_bits() {
+                continue;
+            }
+            // A flushed zero's sign is the driver's business; its value is not.
+            ensure!(
+                g == under_ftz,
+                "selftest_float on {device}: {x:e} ({a:#010x}) {} {y:e} ({b:#010x}) gave {g:e} ({:#010x}); Rust says \
+                 {exact:e}, and {under_ftz:e} with subnormals flushed to zero",
+                ["*", "+"][k],
+                g.to_bits()
+            );
+            flushed_here = true;
+        }
+        flushes += usize::from(flushed_here);
+    }
+    let pairs = cases.len();
+    Ok(if flushes == 0 {
+        FloatArithmetic::Exact { pairs }
+    } else {
+        FloatArithmetic::FlushesSubnormals { flushed: flushes, pairs }
+    })
+}
+
+/// Runs [`SELFTEST_FLOAT`] on `gpu` on [`float_inputs`]: whether its float
+/// arithmetic keeps subnormals (the float kernels then give the CPU's
+/// bits), flushes them (they differ where a value falls below 1.2e-38), or
+/// is wrong (an error).
+pub fn check_float(gpu: &dyn Gpu) -> Result<FloatArithmetic> {
+    let cases = float_inputs();
+    let a: Vec<u32> = cases.iter().map(|c| c.0).collect();
+    let b: Vec<u32> = cases.iter().map(|c| c.1).collect();
+    let [got] = run(gpu, &SELFTEST_FLOAT, [&a, &b], [8 * cases.len()], &[])?;
+    judge_float(&gpu.device().name, &cases, &got)
+}
+
 /// One dispatch of a self-test kernel over `a.len()` work items: buffers
 /// `a`, `b` (uploaded), then `N` outputs of the given sizes in bytes; then
 /// the scalars n and `scalars`. Returns each output's words.
@@ -206,5 +313,37 @@ mod tests {
         // A float product narrowed to float would round: (1 + 2^-23)^2.
         let (_, p) = widened(0x3f80_0001, 0x3f80_0001);
         assert_eq!(f64::from_bits(p), 1.0 + 2f64.powi(-22) + 2f64.powi(-46));
+    }
+
+    /// Results as a device would write them: Rust's, or Rust's under
+    /// FTZ/DAZ for pairs where `flush` says so.
+    fn results(cases: &[(u32, u32)], flush: impl Fn(usize) -> bool) -> Vec<u32> {
+        let mut out = Vec::new();
+        for (i, &(a, b)) in cases.iter().enumerate() {
+            let (x, y) = (f32::from_bits(a), f32::from_bits(b));
+            let (x, y) = if flush(i) { (flushed(x), flushed(y)) } else { (x, y) };
+            let f = |v: f32| if flush(i) { flushed(v) } else { v };
+            out.extend([f(x * y).to_bits(), f(x + y).to_bits()]);
+        }
+        out
+    }
+
+    #[test]
+    fn float_results_are_judged_exact_flushed_or_wrong() {
+        let cases = float_inputs();
+        assert_eq!(
+            judge_float("d", &cases, &results(&cases, |_| false)).unwrap(),
+            FloatArithmetic::Exact { pairs: cases.len() }
+        );
+        // Flushing everything changes only the pairs that meet a subnormal,
+        // and there are many of them.
+        let judged = judge_float("d", &cases, &results(&cases, |_| true)).unwrap();
+        let FloatArithmetic::FlushesSubnormals { flushed, pairs } = judged else { panic!("{judged:?}") };
+        assert!(flushed > 50 && flushed < pairs, "{flushed} of {pairs}");
+        // A normal result one ulp off is an error, not a flush.
+        let mut wrong = results(&cases, |_| false);
+        wrong[2 * 8] += 1; // 1.0 * 2.0
+        let e = judge_float("d", &cases, &wrong).unwrap_err().to_string();
+        assert!(e.contains("1e0 (0x3f800000) * 2e0 (0x40000000) gave 2.0000002e0"), "{e}");
     }
 }

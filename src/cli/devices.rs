@@ -102,8 +102,11 @@ struct SelfTest {
     detail: String,
 }
 
-/// Runs [`backend::selftest::check_int64`] and
-/// [`backend::selftest::check_widen`] on every GPU device found.
+/// Runs [`backend::selftest::check_int64`],
+/// [`backend::selftest::check_widen`] and
+/// [`backend::selftest::check_float`] on every GPU device found. A device
+/// that flushes float subnormals passes (the kernels are right; the driver
+/// cannot be asked otherwise) with that said in its line.
 fn self_tests(found: &[(BackendKind, Result<Vec<DeviceInfo>, String>)]) -> Vec<SelfTest> {
     let mut out = Vec::new();
     for (kind, devices) in found {
@@ -125,15 +128,17 @@ fn self_tests(found: &[(BackendKind, Result<Vec<DeviceInfo>, String>)]) -> Vec<S
                     let checked = shifts
                         .iter()
                         .try_for_each(|&s| selftest::check_int64(gpu.as_ref(), s))
-                        .and_then(|()| selftest::check_widen(gpu.as_ref()));
+                        .and_then(|()| selftest::check_widen(gpu.as_ref()))
+                        .and_then(|()| selftest::check_float(gpu.as_ref()));
                     match checked {
-                        Ok(()) => (
+                        Ok(float) => (
                             0,
                             format!(
-                                "{} cases x {} shifts equal; {} widened floats and products equal",
+                                "{} cases x {} shifts equal; {} widened floats and products equal; {}",
                                 selftest::inputs().len(),
                                 shifts.len(),
-                                selftest::widen_inputs().len()
+                                selftest::widen_inputs().len(),
+                                float_arithmetic(&float)
                             ),
                         ),
                         Err(e) if e.to_string().starts_with("selftest_") => (1, format!("{e:#}")),
@@ -145,4 +150,17 @@ fn self_tests(found: &[(BackendKind, Result<Vec<DeviceInfo>, String>)]) -> Vec<S
         }
     }
     out
+}
+
+/// A device's float arithmetic in words, for its self-test line.
+fn float_arithmetic(float: &selftest::FloatArithmetic) -> String {
+    match float {
+        selftest::FloatArithmetic::Exact { pairs } => {
+            format!("{pairs} float products and sums equal, subnormals included")
+        }
+        selftest::FloatArithmetic::FlushesSubnormals { flushed, pairs } => format!(
+            "float arithmetic flushes subnormals to zero ({flushed} of {pairs} pairs; the rest equal): float \
+             kernels differ from the CPU where a value falls below 1.2e-38"
+        ),
+    }
 }

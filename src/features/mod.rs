@@ -253,8 +253,11 @@ pub fn find(name: &str) -> Option<&'static FeatureImpl> {
 /// Every kernel of this build, once each: the features' and the dialect
 /// self-test's.
 pub fn kernel_specs() -> Vec<&'static crate::backend::gpu::KernelSpec> {
-    let mut out: Vec<&'static crate::backend::gpu::KernelSpec> =
-        vec![&crate::backend::selftest::SELFTEST_INT64, &crate::backend::selftest::SELFTEST_WIDEN];
+    let mut out: Vec<&'static crate::backend::gpu::KernelSpec> = vec![
+        &crate::backend::selftest::SELFTEST_INT64,
+        &crate::backend::selftest::SELFTEST_WIDEN,
+        &crate::backend::selftest::SELFTEST_FLOAT,
+    ];
     for spec in implementations().flat_map(|f| f.kernels.iter().copied()) {
         if !out.iter().any(|s| std::ptr::eq(*s, spec)) {
             out.push(spec);
