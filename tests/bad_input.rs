@@ -311,11 +311,13 @@ fn every_long_command_refuses_an_unwritable_output_before_it_works() {
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing left behind");
 }
 
-/// A `--vulkan-device` that names no device is a usage error in every
-/// command that takes it, before any work, whichever backends it runs:
-/// `calibrate collect` used to SKIP vulkan for it and exit 0.
+/// A `--vulkan-device` or `--opencl-device` that names no device is a
+/// usage error in every command that takes it, before any work, whichever
+/// backends it runs: `calibrate collect` used to SKIP vulkan for it and
+/// exit 0. (`--cuda-device` is checked the same way where CUDA can list
+/// its devices; this machine has none.)
 #[test]
-fn a_vulkan_device_that_does_not_exist_is_refused_by_every_command() {
+fn a_device_that_does_not_exist_is_refused_by_every_command() {
     let dir = tempfile::tempdir().unwrap();
     let corpus = dir.path().join("corpus.csv");
     let clip = "fixtures/reference/testsrc2_200x184_8bit_420";
@@ -325,19 +327,26 @@ fn a_vulkan_device_that_does_not_exist_is_refused_by_every_command() {
     let commands: Vec<Vec<&str>> = vec![
         [&score[..], &["--backend", "cpu"], &geometry].concat(),
         [&score[..], &["--backend", "vulkan"], &geometry].concat(),
+        [&score[..], &["--backend", "opencl"], &geometry].concat(),
         [&["bench", "--clip", &reference, &distorted][..], &geometry, &["--frames", "1"]].concat(),
         vec!["calibrate", "collect", "--features", "psnr", "--out", corpus.to_str().unwrap()],
         vec!["run", "--features", "psnr"],
     ];
-    for args in commands {
-        let out = ulpgate().args(&args).args(["--vulkan-device", "nosuch"]).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains(r#"no Vulkan device's name contains "nosuch"; the devices are 0: llvmpipe"#),
-            "{args:?}: {err}"
-        );
-        assert!(out.stdout.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stdout));
+    let flags = [
+        ("--vulkan-device", r#"no Vulkan device's name contains "nosuch"; the devices are 0: llvmpipe"#),
+        (
+            "--opencl-device",
+            r#"--opencl-device nosuch: no OpenCL device's name contains "nosuch"; the devices are 0: "#,
+        ),
+    ];
+    for (flag, expected) in flags {
+        for args in &commands {
+            let out = ulpgate().args(args).args([flag, "nosuch"]).output().unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{args:?} {flag}: {err}");
+            assert!(err.contains(expected), "{args:?} {flag}: {err}");
+            assert!(out.stdout.is_empty(), "{args:?} {flag}: {}", String::from_utf8_lossy(&out.stdout));
+        }
     }
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
 }

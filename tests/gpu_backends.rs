@@ -248,6 +248,25 @@ fn opencl_names_the_devices_when_the_selected_one_does_not_exist() {
     }
 }
 
+/// `--opencl-device` overrides the gate's `device` for every opencl
+/// backend, as `--vulkan-device` does for vulkan.
+#[test]
+fn the_command_lines_opencl_device_overrides_the_gates() {
+    let dir = tempfile::tempdir().unwrap();
+    let gate = default_gate_with(
+        dir.path(),
+        "opencl.yaml",
+        &[("opencl: {required: false}", "opencl: {required: true, device: 99}")],
+    );
+    let fixture = ["--backends", "cpu,opencl", "--fixtures", "synthetic_176x144_8bit_422", "--features", "psnr"];
+    let (code, report) = run_gate(&gate, &[&fixture[..], &["--opencl-device", "0"]].concat());
+    assert_eq!(code, 0, "{report}");
+    let cells = cells_of(&report, "opencl");
+    assert_eq!(cells.len(), 1);
+    assert_eq!(cells[0]["status"], "OK", "{}", cells[0]);
+    assert_eq!(cells[0]["device_b"]["device_type"], "cpu", "PoCL: {}", cells[0]["device_b"]);
+}
+
 #[test]
 fn cuda_cells_are_never_ok_without_cuda() {
     let reason = ulpgate::backend::cuda::unavailable_reason();

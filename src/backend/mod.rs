@@ -217,6 +217,10 @@ pub trait Backend: Send + Sync {
 pub struct OpenOptions {
     /// Overrides every vulkan backend's `device`.
     pub vulkan_device: Option<crate::config::gate::DeviceSelector>,
+    /// Overrides every cuda backend's `device`.
+    pub cuda_device: Option<crate::config::gate::DeviceSelector>,
+    /// Overrides every opencl backend's `device`.
+    pub opencl_device: Option<crate::config::gate::DeviceSelector>,
 }
 
 /// Opens a backend; `Err(reason)` when it cannot run on this build or
@@ -227,17 +231,18 @@ pub fn open(decl: &ResolvedBackend, options: &OpenOptions) -> Result<Arc<dyn Bac
         BackendKind::Golden => Ok(Arc::new(golden::GoldenBackend::new(&decl.name))),
         BackendKind::External => Ok(Arc::new(external::ExternalBackend::new(decl)?)),
         BackendKind::Vulkan => {
-            // The command line's --vulkan-device overrides the gate's `device`.
+            // The command line's --vulkan-device (--cuda-device,
+            // --opencl-device) overrides the gate's `device`.
             let selector = options.vulkan_device.as_ref().or(decl.device.as_ref());
             let gpu = vulkan::open(selector, vulkan::Options::from_env()?)?;
             Ok(Arc::new(GpuBackend::new(BackendKind::Vulkan, &decl.name, gpu)))
         }
         BackendKind::Cuda => {
-            let gpu = cuda::open(decl.device.as_ref())?;
+            let gpu = cuda::open(options.cuda_device.as_ref().or(decl.device.as_ref()))?;
             Ok(Arc::new(GpuBackend::new(decl.kind, &decl.name, gpu)))
         }
         BackendKind::Opencl => {
-            let gpu = opencl::open(decl.device.as_ref())?;
+            let gpu = opencl::open(options.opencl_device.as_ref().or(decl.device.as_ref()))?;
             Ok(Arc::new(GpuBackend::new(decl.kind, &decl.name, gpu)))
         }
     }

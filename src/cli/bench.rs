@@ -2,6 +2,7 @@
 //! throughput per feature and backend (see `crate::bench`).
 
 use super::Outcome;
+use super::device_args::DeviceArgs;
 use super::video::GeometryArgs;
 use crate::backend::OpenOptions;
 use crate::backend::external::libvmaf_backend;
@@ -45,9 +46,8 @@ pub struct Args {
     /// Gate mode: only these fixtures (names or trailing-* patterns).
     #[arg(long, value_delimiter = ',', value_name = "NAMES")]
     fixtures: Option<Vec<String>>,
-    /// Vulkan device: an index or a name substring.
-    #[arg(long, value_name = "INDEX|NAME")]
-    vulkan_device: Option<String>,
+    #[command(flatten)]
+    devices: DeviceArgs,
     /// Gate mode: whole runs timed as separate processes (start to exit).
     #[arg(long, default_value_t = 5, value_name = "N", conflicts_with = "clip")]
     runs: usize,
@@ -121,7 +121,7 @@ fn write_json(path: &Option<PathBuf>, value: &impl serde::Serialize) -> anyhow::
 
 pub fn run(args: Args) -> Outcome {
     crate::report::write::check_writable(args.json_out.as_deref())?;
-    let open = OpenOptions { vulkan_device: super::vulkan_device(args.vulkan_device.clone())? };
+    let open = args.devices.open_options(true)?;
     match &args.clip {
         Some(paths) => run_clip(&args, paths, open),
         None => run_gate(&args, open),
@@ -156,9 +156,7 @@ fn run_gate(args: &Args, open: OpenOptions) -> Outcome {
             run_args.extend([flag.to_string(), l.join(",")]);
         }
     }
-    if let Some(d) = &args.vulkan_device {
-        run_args.extend(["--vulkan-device".to_string(), d.clone()]);
-    }
+    run_args.extend(args.devices.to_args());
     if let Some(mib) = args.fixture_memory {
         run_args.extend(["--fixture-memory".to_string(), mib.to_string()]);
     }

@@ -2,6 +2,7 @@
 
 mod bench;
 mod calibrate;
+mod device_args;
 mod devices;
 mod merge;
 mod outputs;

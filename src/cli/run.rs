@@ -1,8 +1,7 @@
 use super::Outcome;
+use super::device_args::DeviceArgs;
 use super::outputs::OutputArgs;
-use crate::backend::OpenOptions;
 use crate::calibration::offsets::Offsets;
-use crate::config::gate::DeviceSelector;
 use crate::config::suggest::nearest;
 use crate::config::{Diagnostics, load_gate};
 use crate::gate::{self, Filters, RunOptions, ShardSpec};
@@ -34,9 +33,8 @@ pub struct Args {
     shard: Option<ShardSpec>,
     #[command(flatten)]
     out: OutputArgs,
-    /// Vulkan device for every vulkan backend: an index or a name substring.
-    #[arg(long, value_name = "INDEX|NAME")]
-    vulkan_device: Option<String>,
+    #[command(flatten)]
+    devices: DeviceArgs,
     /// Look BACKEND's calibration up as arch_id ID instead of the id its
     /// device reports (repeatable). An ID that differs from the detected one
     /// is used, and reported as a warning in the report and on every cell.
@@ -119,14 +117,12 @@ pub fn run(args: Args) -> Outcome {
     }
     let template = args.out.template()?;
     args.out.check_writable()?;
-    let vulkan_device = args.vulkan_device.map(|s| {
-        let Ok(selector) = s.parse::<DeviceSelector>();
-        selector
-    });
     // A device asked for on the command line that does not exist is a usage
-    // error (exit 2), even where vulkan is optional (`check_vulkan_device`:
-    // checked while the fixtures are read); a machine without a loader or
-    // driver still SKIPs or ERRORs its cells as the gate says.
+    // error (exit 2), even where its backend is optional (vulkan's is
+    // checked while the fixtures are read: `check_vulkan_device`); a machine
+    // without a loader or driver still SKIPs or ERRORs its cells as the gate
+    // says.
+    let open = args.devices.open_options(false)?;
     let arch_ids = parse_arch_ids(&args.arch_ids, &plan.gates)?;
     let offsets = match &args.gpu_calibrated {
         Some(path) => Some(Arc::new(Offsets::load(path)?)),
@@ -136,7 +132,7 @@ pub fn run(args: Args) -> Outcome {
     // whatever standard output goes to.
     let interactive = std::io::stderr().is_terminal();
     let options = RunOptions {
-        open: OpenOptions { vulkan_device },
+        open,
         progress: interactive && !args.out.quiet,
         max_frames: None,
         arch_ids,

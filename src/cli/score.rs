@@ -1,6 +1,7 @@
 use super::Outcome;
+use super::device_args::DeviceArgs;
 use super::video::GeometryArgs;
-use crate::backend::{self, OpenOptions, SideFrames, SideRequest};
+use crate::backend::{self, SideFrames, SideRequest};
 use crate::cli::stdout::out;
 use crate::config::ResolvedBackend;
 use crate::config::ResolvedFeature;
@@ -39,9 +40,8 @@ pub struct Args {
     /// Folder of recorded scores (`--backend golden`).
     #[arg(long, value_name = "DIR")]
     golden: Option<PathBuf>,
-    /// Vulkan device: an index or a name substring.
-    #[arg(long, value_name = "INDEX|NAME")]
-    vulkan_device: Option<String>,
+    #[command(flatten)]
+    devices: DeviceArgs,
     /// Write the JSON here instead of standard output.
     #[arg(long, value_name = "FILE")]
     json_out: Option<PathBuf>,
@@ -93,7 +93,7 @@ pub fn run(args: Args) -> Outcome {
     };
     let decl = ResolvedBackend { name: args.backend.clone(), kind, required: true, device: None, command: None };
     crate::report::write::check_writable(args.json_out.as_deref())?;
-    let open = OpenOptions { vulkan_device: super::vulkan_device(args.vulkan_device.clone())? };
+    let open = args.devices.open_options(true)?;
     let backend = backend::open(&decl, &open).map_err(|r| anyhow!("{} unavailable: {r}", args.backend))?;
     backend.supports(&feature).map_err(|r| anyhow!("{}: {r}", args.backend))?;
     // Files (raw or Y4M) are read frame by frame as the side scores them:

@@ -1,9 +1,9 @@
 use super::Outcome;
-use crate::backend::OpenOptions;
 use crate::calibration::collect::{self, Request, SMOKE_DEVICE, SMOKE_FRAMES};
 use crate::calibration::corpus::{self, COLUMNS, Format};
 use crate::calibration::manifest::{self, Collected, CorpusFile, GateSource, Manifest, Requested, Role};
 use crate::calibration::{sha256_hex, time};
+use crate::cli::device_args::DeviceArgs;
 use crate::cli::stdout::outln;
 use crate::config::gate::DeviceSelector;
 use crate::config::{Diagnostic, Diagnostics, load_gate};
@@ -55,9 +55,9 @@ pub struct Args {
     /// every file fixture frame by frame.
     #[arg(long, value_name = "MIB")]
     fixture_memory: Option<u64>,
-    /// Vulkan device: an index or a name substring (--smoke: llvmpipe).
-    #[arg(long, value_name = "INDEX|NAME")]
-    vulkan_device: Option<String>,
+    /// Devices (--smoke: Vulkan's llvmpipe unless --vulkan-device says).
+    #[command(flatten)]
+    devices: DeviceArgs,
     /// Print only where the files went.
     #[arg(long, short)]
     quiet: bool,
@@ -88,18 +88,17 @@ pub fn run(args: Args) -> Outcome {
         registry: gate.registry_file.display().to_string(),
     };
     let frames = if args.smoke { Some(SMOKE_FRAMES) } else { args.frames.map(|n| n as usize) };
-    let vulkan_device = match (args.vulkan_device, args.smoke) {
-        (Some(s), _) => super::super::vulkan_device(Some(s))?,
-        (None, true) => Some(DeviceSelector::Name(SMOKE_DEVICE.into())),
-        (None, false) => None,
-    };
+    let mut open = args.devices.open_options(true)?;
+    if args.smoke && open.vulkan_device.is_none() {
+        open.vulkan_device = Some(DeviceSelector::Name(SMOKE_DEVICE.into()));
+    }
     let requested = Requested { features: args.features, backends: args.backends, fixtures: args.fixtures };
     let collection = collect::collect(Request {
         gate,
         requested: requested.clone(),
         frames,
         smoke: args.smoke,
-        open: OpenOptions { vulkan_device },
+        open,
         progress: std::io::stderr().is_terminal() && !args.quiet,
         hold_fixtures_up_to: args.fixture_memory.map(|mib| mib.saturating_mul(1 << 20)),
     })?;
