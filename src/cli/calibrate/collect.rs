@@ -55,7 +55,7 @@ pub struct Args {
     /// every file fixture frame by frame.
     #[arg(long, value_name = "MIB")]
     fixture_memory: Option<u64>,
-    /// Devices (--smoke: Vulkan's llvmpipe unless --vulkan-device says).
+    // --smoke picks lavapipe (llvmpipe) unless --vulkan-device says otherwise.
     #[command(flatten)]
     devices: DeviceArgs,
     /// Print only where the files went.
