@@ -6,15 +6,7 @@
 // here. Work item i reads a[i] and b[i] (f32 bits) and writes
 //   out[2i]     = a * b (f32 bits)
 //   out[2i + 1] = a + b (f32 bits)
-struct Params {
-    n: u32,
-}
-
-var<immediate> pc: Params;
-
-@group(0) @binding(0) var<storage, read> a: array<u32>;
-@group(0) @binding(1) var<storage, read> b: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+#include "selftest_pairs.wgsl"
 
 @compute @workgroup_size(64, 1, 1)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {

@@ -6,15 +6,7 @@
 // bits) and writes
 //   out[4i..4i+2]   = widen(a) (f64 bits, lo, hi)
 //   out[4i+2..4i+4] = widen(a) * widen(b) (exact in double)
-struct Params {
-    n: u32,
-}
-
-var<immediate> pc: Params;
-
-@group(0) @binding(0) var<storage, read> a: array<u32>;
-@group(0) @binding(1) var<storage, read> b: array<u32>;
-@group(0) @binding(2) var<storage, read_write> out: array<u32>;
+#include "selftest_pairs.wgsl"
 
 #include "widen.wgsl"
 
